@@ -1,0 +1,6 @@
+#include "bindings/register.hpp"
+
+PYBIND11_MODULE(_native, m) {
+    m.doc() = "itercast native core: streaming Kineto trace scanning and features";
+    itercast::bindings::register_trace(m);
+}

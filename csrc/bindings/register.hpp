@@ -1,0 +1,7 @@
+#pragma once
+// One registration function per concept; module.cpp calls them all.
+#include <pybind11/pybind11.h>
+
+namespace itercast::bindings {
+void register_trace(pybind11::module_& m);
+}  // namespace itercast::bindings

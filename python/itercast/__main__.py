@@ -1,0 +1,5 @@
+import sys
+
+from itercast.cli import main
+
+sys.exit(main())
