@@ -1,0 +1,420 @@
+#include "trace/scanner.hpp"
+
+#include <cstring>
+
+namespace itercast::trace {
+
+namespace {
+
+constexpr size_t kMaxEventBytes = size_t{256} << 20;
+
+bool key_is(std::string_view key, const char* literal) {
+    return key.size() == std::strlen(literal) && std::memcmp(key.data(), literal, key.size()) == 0;
+}
+
+std::string_view read_key(Cursor& c, std::string& scratch) {
+    if (c.peek() != '"') c.fail("expected a key string");
+    const char* at = c.p;
+    bool escaped = false;
+    std::string_view body = c.string_body(escaped);
+    c.expect(':', "':' after a key");
+    if (!escaped) return body;
+    scratch.clear();
+    if (!unescape_json_string(body, scratch)) c.fail_at(at, "invalid escape in key");
+    return scratch;
+}
+
+int32_t intern_string(Cursor& c, StringTable& strings, std::string& scratch) {
+    const char* at = c.p;
+    bool escaped = false;
+    std::string_view body = c.string_body(escaped);
+    if (!escaped) return strings.intern(body);
+    scratch.clear();
+    if (!unescape_json_string(body, scratch)) c.fail_at(at, "invalid escape in string");
+    return strings.intern(scratch);
+}
+
+// Interns the value's raw JSON text (shapes, type lists): parsed later, once per distinct text.
+int32_t intern_raw(Cursor& c, StringTable& strings) {
+    c.peek();
+    const char* start = c.p;
+    c.skip_value();
+    return strings.intern(std::string_view(start, static_cast<size_t>(c.p - start)));
+}
+
+// True (and moves past it) if the next value is the literal null.
+bool take_null(Cursor& c) {
+    if (c.peek() != 'n') return false;
+    if (c.end - c.p < 4) throw NeedMore{};
+    if (std::memcmp(c.p, "null", 4) != 0) c.fail("expected a JSON value");
+    c.p += 4;
+    return true;
+}
+
+bool next_is_number(Cursor& c) {
+    const char ch = c.peek();
+    return ch == '-' || (ch >= '0' && ch <= '9');
+}
+
+// Microsecond text -> integer nanoseconds, without a floating-point round trip.
+int64_t read_time_ns(Cursor& c, const char* field) {
+    if (take_null(c)) return kMissing;
+    if (!next_is_number(c)) c.fail(std::string(field) + " is not a number");
+    const char* at = c.p;
+    const Decimal value = c.number();
+    int64_t ns;
+    if (scale_decimal(value, 3, ns) == ScaleResult::kOverflow) c.fail_at(at, std::string(field) + " out of range");
+    return ns;
+}
+
+// An integer field; any other JSON value (string, fraction, bool) leaves it missing.
+int64_t read_int(Cursor& c) {
+    if (!next_is_number(c)) {
+        c.skip_value();
+        return kMissing;
+    }
+    const Decimal value = c.number();
+    int64_t out;
+    return scale_decimal(value, 0, out) == ScaleResult::kExact ? out : kMissing;
+}
+
+// pid, tid and stream are integers or strings in the wild.
+int64_t read_int_or_string(Cursor& c, StringTable& strings, std::string& scratch, uint8_t& flags,
+                           uint8_t string_flag) {
+    if (c.peek() == '"') {
+        flags |= string_flag;
+        return intern_string(c, strings, scratch);
+    }
+    return read_int(c);
+}
+
+// [x, y, z] of non-negative integers, else left as -1.
+void read_dim3(Cursor& c, int32_t& x, int32_t& y, int32_t& z) {
+    c.peek();
+    const char* start = c.p;
+    c.skip_value();
+    int64_t dims[3];
+    int count = 0;
+    const char* p = start;
+    if (*p != '[') return;
+    ++p;
+    while (p < c.p) {
+        while (is_json_space(*p)) ++p;
+        if (*p == ']') break;
+        if (count == 3 || *p < '0' || *p > '9') return;
+        int64_t value = 0;
+        while (*p >= '0' && *p <= '9' && value < (int64_t{1} << 31)) value = value * 10 + (*p++ - '0');
+        if (value >= (int64_t{1} << 31)) return;
+        dims[count++] = value;
+        while (is_json_space(*p)) ++p;
+        if (*p == ',') ++p;
+    }
+    if (count != 3) return;
+    x = static_cast<int32_t>(dims[0]);
+    y = static_cast<int32_t>(dims[1]);
+    z = static_cast<int32_t>(dims[2]);
+}
+
+void parse_arg(std::string_view key, Cursor& c, Event& e, StringTable& strings, std::string& scratch) {
+    switch (key.size()) {
+        case 3:
+            if (key_is(key, "cid")) return void(e.correlation = read_int(c));
+            break;
+        case 4:
+            if (key_is(key, "grid")) return read_dim3(c, e.grid_x, e.grid_y, e.grid_z);
+            break;
+        case 5:
+            if (key_is(key, "block")) return read_dim3(c, e.block_x, e.block_y, e.block_z);
+            if (key_is(key, "bytes")) return void(e.bytes = read_int(c));
+            break;
+        case 6:
+            if (key_is(key, "stream"))
+                return void(e.stream = read_int_or_string(c, strings, scratch, e.flags, kStreamIsString));
+            if (key_is(key, "device")) return void(e.device = read_int(c));
+            break;
+        case 10:
+            if (key_is(key, "Input Dims") || key_is(key, "Input dims")) return void(e.input_dims = intern_raw(c, strings));
+            if (key_is(key, "Input type")) return void(e.input_types = intern_raw(c, strings));
+            break;
+        case 11:
+            if (key_is(key, "External id") || key_is(key, "external id")) return void(e.external_id = read_int(c));
+            if (key_is(key, "correlation")) return void(e.correlation = read_int(c));
+            break;
+        case 13:
+            if (key_is(key, "Fwd thread id")) return void(e.fwd_thread_id = read_int(c));
+            break;
+        case 15:
+            if (key_is(key, "Sequence number")) return void(e.sequence_number = read_int(c));
+            break;
+        default: break;
+    }
+    c.skip_value();
+}
+
+// Visits each "key": value of the object at c.p; `on_member` must consume the value.
+template <class OnMember>
+void for_each_member(Cursor& c, std::string& key_scratch, OnMember&& on_member) {
+    c.expect('{', "'{'");
+    if (c.peek() == '}') {
+        ++c.p;
+        return;
+    }
+    while (true) {
+        const std::string_view key = read_key(c, key_scratch);
+        on_member(key);
+        const char next = c.peek();
+        ++c.p;
+        if (next == '}') return;
+        if (next != ',') c.fail_at(c.p - 1, "expected ',' or '}' in an object");
+    }
+}
+
+void parse_args(Cursor& c, Event& e, StringTable& strings, std::string& scratch) {
+    if (c.peek() != '{') return c.skip_value();
+    std::string key_scratch;
+    for_each_member(c, key_scratch, [&](std::string_view key) { parse_arg(key, c, e, strings, scratch); });
+}
+
+uint8_t read_phase(Cursor& c, std::string& scratch) {
+    if (c.peek() != '"') {
+        c.skip_value();
+        return 0;
+    }
+    const char* at = c.p;
+    bool escaped = false;
+    std::string_view body = c.string_body(escaped);
+    if (escaped) {
+        scratch.clear();
+        if (!unescape_json_string(body, scratch)) c.fail_at(at, "invalid escape in ph");
+        body = scratch;
+    }
+    return body.empty() ? 0 : static_cast<uint8_t>(body[0]);
+}
+
+}  // namespace
+
+void parse_event(Cursor& c, Event& e, StringTable& strings, std::string& scratch) {
+    std::string key_scratch;
+    for_each_member(c, key_scratch, [&](std::string_view key) {
+        switch (key.size()) {
+            case 2:
+                if (key[0] == 'p' && key[1] == 'h') return void(e.ph = read_phase(c, scratch));
+                if (key[0] == 't' && key[1] == 's') return void(e.ts_ns = read_time_ns(c, "ts"));
+                break;
+            case 3:
+                if (key_is(key, "cat")) {
+                    if (c.peek() == '"') return void(e.cat = intern_string(c, strings, scratch));
+                    break;
+                }
+                if (key_is(key, "dur")) return void(e.dur_ns = read_time_ns(c, "dur"));
+                if (key_is(key, "pid")) return void(e.pid = read_int_or_string(c, strings, scratch, e.flags, kPidIsString));
+                if (key_is(key, "tid")) return void(e.tid = read_int_or_string(c, strings, scratch, e.flags, kTidIsString));
+                break;
+            case 4:
+                if (key_is(key, "name")) {
+                    if (c.peek() == '"') return void(e.name = intern_string(c, strings, scratch));
+                    break;
+                }
+                if (key_is(key, "args")) return parse_args(c, e, strings, scratch);
+                break;
+            default: break;
+        }
+        c.skip_value();
+    });
+}
+
+int64_t Scanner::offset_of(const char* p) const { return bytes_fed_ + (p - chunk_begin_); }
+
+void Scanner::fail_at(const char* p, const char* end, const std::string& message) const {
+    throw ParseError(message, offset_of(p), excerpt_around(chunk_begin_, end, p));
+}
+
+void Scanner::feed(const char* data, size_t size) {
+    chunk_begin_ = data;
+    const char* p = data;
+    const char* end = data + size;
+    while (p < end) p = step(p, end);
+    bytes_fed_ += static_cast<int64_t>(size);
+}
+
+const char* Scanner::step(const char* p, const char* end) {
+    switch (state_) {
+        case State::kEventsFirst:
+        case State::kEventsNext:
+        case State::kEventsAfter: return scan_events(p, end);
+        case State::kEventInCarry: return continue_carry(p, end);
+        case State::kTopKey:
+        case State::kTopValue: return continue_top_value(p, end);
+        default: break;
+    }
+    while (p < end && is_json_space(*p)) ++p;
+    if (p == end) return end;
+    const char c = *p;
+    switch (state_) {
+        case State::kBegin:
+            if (c == '[') {
+                top_is_array_ = true;
+                saw_trace_events_ = true;
+                state_ = State::kEventsFirst;
+            } else if (c == '{') {
+                state_ = State::kTopKeyOrEnd;
+            } else {
+                fail_at(p, end, "a trace must start with '{' or '['");
+            }
+            return p + 1;
+        case State::kTopKeyOrEnd:
+        case State::kTopKeyRequired:
+            if (c == '}' && state_ == State::kTopKeyOrEnd) {
+                state_ = State::kDone;
+                return p + 1;
+            }
+            if (c != '"') fail_at(p, end, "expected a key string");
+            capturing_key_ = true;
+            start_top_value();
+            state_ = State::kTopKey;
+            return p;
+        case State::kTopColon:
+            if (c != ':') fail_at(p, end, "expected ':' after a key");
+            state_ = State::kTopValueStart;
+            return p + 1;
+        case State::kTopValueStart:
+            if (top_key_ == "traceEvents") {
+                if (c != '[') fail_at(p, end, "traceEvents is not an array");
+                saw_trace_events_ = true;
+                state_ = State::kEventsFirst;
+                return p + 1;
+            }
+            start_top_value();
+            state_ = State::kTopValue;
+            return p;
+        case State::kTopAfterValue:
+            if (c == ',') {
+                state_ = State::kTopKeyRequired;
+            } else if (c == '}') {
+                state_ = State::kDone;
+            } else {
+                fail_at(p, end, "expected ',' or '}' after a top-level value");
+            }
+            return p + 1;
+        case State::kDone: fail_at(p, end, "unexpected data after the end of the JSON document");
+        default: fail_at(p, end, "internal scanner state error");
+    }
+}
+
+const char* Scanner::scan_events(const char* p, const char* end) {
+    while (true) {
+        while (p < end && is_json_space(*p)) ++p;
+        if (p == end) return end;
+        const char c = *p;
+        if (state_ == State::kEventsAfter) {
+            if (c == ',') {
+                state_ = State::kEventsNext;
+                ++p;
+                continue;
+            }
+            if (c == ']') return end_events_array(p + 1);
+            fail_at(p, end, "expected ',' or ']' after a trace event");
+        }
+        if (c == ']' && state_ == State::kEventsFirst) return end_events_array(p + 1);
+        if (c != '{') fail_at(p, end, "expected a trace event object");
+
+        Cursor cursor(p, end, offset_of(p));
+        event_.reset(cursor.offset());
+        try {
+            parse_event(cursor, event_, strings_, scratch_);
+        } catch (const NeedMore&) {
+            return start_carry(p, end);
+        }
+        emit();
+        p = cursor.p;
+        state_ = State::kEventsAfter;
+    }
+}
+
+const char* Scanner::end_events_array(const char* after) {
+    state_ = top_is_array_ ? State::kDone : State::kTopAfterValue;
+    return after;
+}
+
+const char* Scanner::start_carry(const char* p, const char* end) {
+    carry_.assign(p, end);
+    carry_offset_ = offset_of(p);
+    splitter_.reset();
+    size_t consumed = 0;
+    if (splitter_.scan(carry_.data(), carry_.size(), consumed) != ValueSplitter::Status::kNeedMore)
+        fail_at(p + consumed, end, "malformed trace event");
+    state_ = State::kEventInCarry;
+    return end;
+}
+
+const char* Scanner::continue_carry(const char* p, const char* end) {
+    size_t consumed = 0;
+    const auto status = splitter_.scan(p, static_cast<size_t>(end - p), consumed);
+    carry_.append(p, consumed);
+    if (status == ValueSplitter::Status::kMalformed) fail_at(p + consumed, end, "malformed trace event");
+    if (carry_.size() > kMaxEventBytes) fail_at(p, end, "a trace event is larger than 256 MiB");
+    if (status == ValueSplitter::Status::kNeedMore) return end;
+
+    const char* begin = carry_.data();
+    Cursor cursor(begin, begin + carry_.size(), carry_offset_);
+    event_.reset(carry_offset_);
+    try {
+        parse_event(cursor, event_, strings_, scratch_);
+    } catch (const NeedMore&) {
+        throw ParseError("malformed trace event", carry_offset_, excerpt_around(begin, cursor.end, begin));
+    }
+    emit();
+    state_ = State::kEventsAfter;
+    return p + consumed;
+}
+
+void Scanner::emit() {
+    sink_.on_event(event_);
+    ++events_;
+}
+
+void Scanner::start_top_value() {
+    splitter_.reset();
+    carry_.clear();
+    skipping_value_ = false;
+}
+
+const char* Scanner::continue_top_value(const char* p, const char* end) {
+    size_t consumed = 0;
+    const auto status = splitter_.scan(p, static_cast<size_t>(end - p), consumed);
+    if (status == ValueSplitter::Status::kMalformed) fail_at(p + consumed, end, "malformed top-level value");
+    if (!skipping_value_) {
+        carry_.append(p, consumed);
+        if (carry_.size() > kMetadataLimit && !capturing_key_) {
+            skipping_value_ = true;
+            carry_.clear();
+        }
+    }
+    if (status == ValueSplitter::Status::kDone) finish_top_value(p + consumed, end);
+    return p + consumed;
+}
+
+void Scanner::finish_top_value(const char* at, const char* end) {
+    if (capturing_key_) {
+        capturing_key_ = false;
+        top_key_.clear();
+        const std::string_view body(carry_.data() + 1, carry_.size() - 2);
+        if (!unescape_json_string(body, top_key_)) fail_at(at, end, "invalid escape in a top-level key");
+        state_ = State::kTopColon;
+        return;
+    }
+    if (!skipping_value_) metadata_.emplace_back(top_key_, carry_);
+    state_ = State::kTopAfterValue;
+}
+
+void Scanner::finish() {
+    if (state_ == State::kDone) return;
+    if (state_ == State::kBegin)
+        throw ParseError("the trace is empty", bytes_fed_, "", /*truncated=*/true);
+    const std::string tail = state_ == State::kEventInCarry ? carry_.substr(0, 48) : std::string();
+    throw ParseError("the trace is truncated: the JSON document ends after " + std::to_string(events_) +
+                         " events without closing",
+                     bytes_fed_, tail, /*truncated=*/true);
+}
+
+}  // namespace itercast::trace

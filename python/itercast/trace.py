@@ -1,0 +1,287 @@
+"""Reading Kineto (PyTorch profiler) traces into columnar numpy arrays.
+
+The native scanner does the parsing; this module opens files (plain, gzip, or
+a ``.tmp`` file Kineto is still writing), feeds them in chunks and wraps the
+result. Nothing here holds more than one chunk of the file at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Iterator, Union
+
+import numpy as np
+
+from itercast import _native
+from itercast.errors import TraceFormatError, TraceTruncatedError
+
+#: Value of an integer column where the event does not carry the field.
+MISSING: int = _native.MISSING
+#: Bits of the ``flags`` column: the field held a string (its id in ``strings``).
+PID_IS_STRING, TID_IS_STRING, STREAM_IS_STRING = 1, 2, 4
+
+CHUNK_SIZE = 4 << 20
+GZIP_MAGIC = b"\x1f\x8b"
+# Categories of ProfilerStep spans usable as iteration labels (2021 traces: Operator).
+STEP_CATEGORIES = ("user_annotation", "cpu_op", "Operator")
+
+Source = Union[str, os.PathLike, bytes, bytearray, memoryview]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One ``ProfilerStep#N`` span."""
+
+    name: str
+    ts_ns: int
+    dur_ns: int
+
+
+class Trace:
+    """A scanned trace: one numpy array per event field plus the string table.
+
+    Integer columns hold :data:`MISSING` where the event lacks the field;
+    string-id columns (``name``, ``cat``, ``input_dims``, ``input_types``)
+    hold -1. ``input_dims`` and ``input_types`` ids refer to the raw JSON text.
+    """
+
+    def __init__(self, columns: dict[str, np.ndarray], strings: list[str],
+                 metadata: list[tuple[str, str]], nbytes: int, path: str | None = None):
+        self.columns = columns
+        self.strings = strings
+        self.raw_metadata = dict(metadata)
+        self.nbytes = nbytes
+        self.path = path
+
+    def __len__(self) -> int:
+        return len(self.columns["ts_ns"])
+
+    def __getitem__(self, column: str) -> np.ndarray:
+        return self.columns[column]
+
+    def __repr__(self) -> str:
+        where = f" from {self.path}" if self.path else ""
+        return f"<Trace{where}: {len(self)} events, {len(self.strings)} strings>"
+
+    @cached_property
+    def metadata(self) -> dict[str, Any]:
+        """Top-level keys other than traceEvents, parsed."""
+        return {key: json.loads(raw) for key, raw in self.raw_metadata.items()}
+
+    @property
+    def device_properties(self) -> list[dict]:
+        return list(self.metadata.get("deviceProperties") or [])
+
+    @property
+    def distributed_info(self) -> dict | None:
+        return self.metadata.get("distributedInfo")
+
+    @property
+    def devices(self) -> list[str]:
+        return [str(device.get("name", "")) for device in self.device_properties]
+
+    def string_id(self, text: str) -> int:
+        """Id of an interned string, or -1."""
+        return self._string_ids.get(text, -1)
+
+    @cached_property
+    def _string_ids(self) -> dict[str, int]:
+        return {text: index for index, text in enumerate(self.strings)}
+
+    @cached_property
+    def phases(self) -> np.ndarray:
+        """The ``ph`` column as one-character byte strings."""
+        return self.columns["ph"].view("S1")
+
+    def categories(self) -> np.ndarray:
+        """Category name per event ("" where absent)."""
+        return self._names_of(self.columns["cat"])
+
+    def names(self) -> np.ndarray:
+        return self._names_of(self.columns["name"])
+
+    def _names_of(self, ids: np.ndarray) -> np.ndarray:
+        table = np.array(self.strings + [""], dtype=object)
+        return table[np.where(ids < 0, len(self.strings), ids)]
+
+    def count_by_category(self) -> dict[tuple[str, str], int]:
+        """Event counts per (ph, cat); events without a category count under ""."""
+        keys = self.columns["ph"].astype(np.int64) << 32 | (self.columns["cat"].astype(np.int64) & 0xFFFFFFFF)
+        unique, counts = np.unique(keys, return_counts=True)
+        result = {}
+        for key, count in zip(unique.tolist(), counts.tolist()):
+            ph, cat = chr(key >> 32) if key >> 32 else "", key & 0xFFFFFFFF
+            cat_name = "" if cat == 0xFFFFFFFF else self.strings[cat]
+            result[(ph, cat_name)] = count
+        return result
+
+    def profiler_steps(self) -> list[Step]:
+        """``ProfilerStep#N`` spans in start order (the gpu_user_annotation twins excluded)."""
+        step_cats = {self.string_id(cat) for cat in STEP_CATEGORIES} - {-1}
+        step_names = {i for i, text in enumerate(self.strings) if text.startswith("ProfilerStep#")}
+        if not step_cats or not step_names:
+            return []
+        cols = self.columns
+        mask = (np.isin(cols["name"], list(step_names)) & np.isin(cols["cat"], list(step_cats))
+                & (cols["ph"] == ord("X")))
+        order = np.argsort(cols["ts_ns"][mask], kind="stable")
+        names, starts, durations = (cols[c][mask][order] for c in ("name", "ts_ns", "dur_ns"))
+        return [Step(self.strings[n], int(t), int(d))
+                for n, t, d in zip(names.tolist(), starts.tolist(), durations.tolist())]
+
+    def event(self, index: int) -> dict[str, Any]:
+        """One event as a dict of its present fields (for inspection and tests)."""
+        out = {}
+        for column, values in self.columns.items():
+            value = values[index].item()
+            if column == "ph":
+                value = chr(value) if value else None
+            elif column in ("cat", "name", "input_dims", "input_types"):
+                value = self.strings[value] if value >= 0 else None
+            elif value == MISSING:
+                value = None
+            out[column] = value
+        return out
+
+
+class TraceStream:
+    """Push interface to the scanner: ``feed()`` chunks, ``close()`` at the end.
+
+    Each ``feed`` returns the events completed by that chunk as a dict of numpy
+    columns; string ids index :attr:`strings`, which grows as names appear.
+    """
+
+    def __init__(self, name: str | None = None):
+        self._scanner = _native.Scanner()
+        self._strings: list[str] = []
+        self.name = name
+
+    def feed(self, data: bytes | bytearray | memoryview) -> dict[str, np.ndarray]:
+        self._call(self._scanner.feed, data)
+        return self._scanner.take_events()
+
+    def close(self) -> dict[str, np.ndarray]:
+        """Ends the stream; raises TraceTruncatedError if the document is incomplete."""
+        self._call(self._scanner.finish)
+        if not self._scanner.saw_trace_events:
+            raise TraceFormatError("no traceEvents array: not a Kineto trace", path=self.name)
+        return self._scanner.take_events()
+
+    @property
+    def strings(self) -> list[str]:
+        if len(self._strings) < self._scanner.string_count:
+            self._strings.extend(self._scanner.strings(len(self._strings)))
+        return self._strings
+
+    @property
+    def bytes_fed(self) -> int:
+        return self._scanner.bytes_fed
+
+    @property
+    def events(self) -> int:
+        return self._scanner.events
+
+    def metadata(self) -> list[tuple[str, str]]:
+        return self._scanner.metadata()
+
+    def _call(self, method, *args):
+        try:
+            return method(*args)
+        except _native.ParseError as error:
+            raise _format_error(error, self.name) from None
+
+
+def _format_error(error: Exception, path: str | None) -> TraceFormatError:
+    message, offset, excerpt, truncated = error.args
+    kind = TraceTruncatedError if truncated else TraceFormatError
+    return kind(message, offset=offset, path=path, excerpt=excerpt.decode("utf-8", "replace"))
+
+
+def iter_chunks(source: Source, chunk_size: int = CHUNK_SIZE) -> Iterator[memoryview | bytes]:
+    """Uncompressed bytes of a trace in chunks; gzip is recognised by its magic bytes."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data = memoryview(source)
+        if data[:2].tobytes() == GZIP_MAGIC:
+            yield from _inflate(iter([data.tobytes()]), "<bytes>")
+            return
+        for start in range(0, len(data), chunk_size):
+            yield data[start:start + chunk_size]
+        return
+    path = os.fspath(source)
+    with open(path, "rb") as handle:
+        head = handle.read(2)
+        handle.seek(0)
+        raw_chunks = iter(lambda: handle.read(chunk_size), b"")
+        if head == GZIP_MAGIC:
+            yield from _inflate(raw_chunks, path, chunk_size)
+        else:
+            yield from raw_chunks
+
+
+def _inflate(chunks: Iterator[bytes], name: str, max_out: int = CHUNK_SIZE) -> Iterator[bytes]:
+    """Streams gzip data (concatenated members too) with bounded output per step."""
+    inflater = zlib.decompressobj(wbits=31)
+    compressed_offset = 0
+    for chunk in chunks:
+        data, produced_full = chunk, False
+        while data or produced_full:
+            try:
+                out = inflater.decompress(data, max_out)
+            except zlib.error as error:
+                raise TraceFormatError(f"corrupt gzip data ({error}) in the chunk at compressed byte "
+                                       f"{compressed_offset}", path=name) from None
+            if out:
+                yield out
+            produced_full = len(out) == max_out and not inflater.eof
+            data = inflater.unconsumed_tail
+            if inflater.eof and inflater.unused_data:
+                data = inflater.unused_data  # another gzip member follows
+                inflater = zlib.decompressobj(wbits=31)
+        compressed_offset += len(chunk)
+    if not inflater.eof:
+        raise TraceTruncatedError("gzip stream is truncated", offset=compressed_offset, path=name)
+
+
+def read_trace(source: Source, chunk_size: int = CHUNK_SIZE) -> Trace:
+    """Scans a whole trace (path, ``.json``/``.json.gz``/``.tmp``, or bytes) into a :class:`Trace`."""
+    name = None if isinstance(source, (bytes, bytearray, memoryview)) else os.fspath(source)
+    stream = TraceStream(name)
+    batches = []
+    try:
+        for chunk in iter_chunks(source, chunk_size):
+            stream._call(stream._scanner.feed, chunk)
+        batches.append(stream.close())
+    except TraceFormatError as error:
+        if error.offset >= 0 and error.line is None and not isinstance(error, TraceTruncatedError):
+            error.line = line_at(source, error.offset)
+            error.args = (error._describe(),)
+        raise
+    return Trace(batches[-1], stream.strings, stream.metadata(), stream.bytes_fed, name)
+
+
+def line_at(source: Source, offset: int) -> int | None:
+    """1-based line number of an uncompressed byte offset (error path only)."""
+    line, seen = 1, 0
+    try:
+        for chunk in iter_chunks(source):
+            chunk = bytes(chunk)
+            if seen + len(chunk) > offset:
+                return line + chunk.count(b"\n", 0, offset - seen)
+            line += chunk.count(b"\n")
+            seen += len(chunk)
+    except TraceFormatError:
+        return None
+    return line
+
+
+def trace_path(path: str | os.PathLike) -> Path:
+    """The file to read for ``path``: the path itself, or Kineto's ``.tmp`` while it is written."""
+    candidate = Path(path)
+    if not candidate.exists() and Path(f"{candidate}.tmp").exists():
+        return Path(f"{candidate}.tmp")
+    return candidate

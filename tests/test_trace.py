@@ -1,0 +1,73 @@
+"""The scanner against Python's json module on every shared trace, and its API."""
+
+import gzip
+import json
+from decimal import Decimal
+
+import numpy as np
+import pytest
+from conftest import kineto_traces
+
+import itercast
+from itercast.trace import MISSING, read_trace
+from reference import events_of, expected_fields, load_json
+
+TRACES = kineto_traces()
+
+
+def actual_fields(trace, index: int) -> dict:
+    cols, strings = trace.columns, trace.strings
+
+    def text(column):
+        value = int(cols[column][index])
+        return strings[value] if value >= 0 else None
+
+    def int_or_str(column, bit):
+        value = int(cols[column][index])
+        return ("str", strings[value]) if cols["flags"][index] & bit else ("int", value)
+
+    raw_dims, raw_types = text("input_dims"), text("input_types")
+    return {
+        "ph": int(cols["ph"][index]),
+        "cat": text("cat"),
+        "name": text("name"),
+        "ts_ns": int(cols["ts_ns"][index]),
+        "dur_ns": int(cols["dur_ns"][index]),
+        "external_id": int(cols["external_id"][index]),
+        "correlation": int(cols["correlation"][index]),
+        "sequence_number": int(cols["sequence_number"][index]),
+        "fwd_thread_id": int(cols["fwd_thread_id"][index]),
+        "device": int(cols["device"][index]),
+        "bytes": int(cols["bytes"][index]),
+        "input_dims": None if raw_dims is None else json.loads(raw_dims),
+        "input_types": None if raw_types is None else json.loads(raw_types),
+        "pid": int_or_str("pid", 1),
+        "tid": int_or_str("tid", 2),
+        "stream": int_or_str("stream", 4),
+        "flags": int(cols["flags"][index]),
+        "grid": tuple(int(cols[f"grid_{a}"][index]) for a in "xyz"),
+        "block": tuple(int(cols[f"block_{a}"][index]) for a in "xyz"),
+    }
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
+def test_every_event_and_field_matches_json(path):
+    document = load_json(path)
+    events = events_of(document)
+    trace = read_trace(path)
+    assert len(trace) == len(events)
+    for index, event in enumerate(events):
+        expected = expected_fields(event)
+        actual = actual_fields(trace, index)
+        if actual != expected:
+            diff = {k: (actual[k], expected[k]) for k in expected if actual[k] != expected[k]}
+            pytest.fail(f"{path.name} event {index}: (ours, json) differ: {diff}")
+    raw = gzip.decompress(path.read_bytes())
+    offsets = trace["offset"]
+    assert np.all(np.diff(offsets) > 0)
+    assert all(raw[o] == ord("{") for o in offsets[:: max(1, len(offsets) // 1000)].tolist())
+    assert trace.nbytes == len(raw)
+    if isinstance(document, dict):
+        expected_meta = {k: v for k, v in document.items() if k != "traceEvents"}
+        ours = {k: json.loads(v, parse_float=Decimal) for k, v in trace.raw_metadata.items()}
+        assert ours == expected_meta
