@@ -15,11 +15,6 @@ unsigned __int128 pow10_u128(int n) {
     return value;
 }
 
-bool is_scalar_char(char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '-' || c == '+' || c == '.' ||
-           c == 'E';
-}
-
 int hex_value(char c) {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -146,76 +141,7 @@ void Cursor::fail_at(const char* at, const std::string& message) const {
     throw ParseError(message, offset_of(at), excerpt_around(begin_, end, at));
 }
 
-std::string_view Cursor::string_body(bool& has_escape) {
-    const char* body = p + 1;
-    const char* search = body;
-    while (true) {
-        const auto* quote =
-            static_cast<const char*>(std::memchr(search, '"', static_cast<size_t>(end - search)));
-        if (!quote) throw NeedMore{};
-        const char* run = quote;
-        while (run > body && run[-1] == '\\') --run;
-        if (((quote - run) & 1) == 0) {
-            has_escape = has_escape || (search != body) ||
-                         std::memchr(body, '\\', static_cast<size_t>(quote - body)) != nullptr;
-            p = quote + 1;
-            return std::string_view(body, static_cast<size_t>(quote - body));
-        }
-        search = quote + 1;
-    }
-}
-
-void Cursor::skip_value() {
-    const char c = peek();
-    if (c == '"') {
-        bool escaped = false;
-        string_body(escaped);
-    } else if (c == '{' || c == '[') {
-        skip_container();
-    } else {
-        skip_scalar();
-    }
-}
-
-void Cursor::skip_scalar() {
-    const char* start = p;
-    while (p < end && is_scalar_char(*p)) ++p;
-    if (p == end) throw NeedMore{};
-    if (p == start) fail("expected a JSON value");
-}
-
-void Cursor::skip_container() {
-    // Bracket stack as bits: 1 = object, 0 = array. Deeper nesting uses the vector.
-    std::vector<char> stack;
-    stack.reserve(16);
-    while (true) {
-        if (p == end) throw NeedMore{};
-        const char c = *p;
-        switch (c) {
-            case '{':
-            case '[':
-                stack.push_back(c);
-                ++p;
-                break;
-            case '}':
-            case ']':
-                if (stack.empty() || stack.back() != (c == '}' ? '{' : '[')) fail("mismatched bracket");
-                stack.pop_back();
-                ++p;
-                if (stack.empty()) return;
-                break;
-            case '"': {
-                bool escaped = false;
-                string_body(escaped);
-                break;
-            }
-            default:
-                ++p;
-        }
-    }
-}
-
-Decimal Cursor::number() {
+Decimal Cursor::number_general() {
     Decimal result;
     const char* start = p;
     if (p < end && *p == '-') {

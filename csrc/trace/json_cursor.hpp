@@ -9,6 +9,10 @@
 
 #include "trace/parse_error.hpp"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace itercast::trace {
 
 struct NeedMore {};
@@ -31,7 +35,103 @@ ScaleResult scale_decimal(const Decimal& number, int scale, int64_t& out);
 // Returns false on an invalid escape.
 bool unescape_json_string(std::string_view raw, std::string& out);
 
+inline bool is_scalar_char(char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '-' || c == '+' || c == '.' || c == 'E';
+}
+
 inline bool is_json_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// First non-space byte in [p, end), or end. Indentation runs are common.
+inline const char* skip_space(const char* p, const char* end) {
+    if (p < end && static_cast<unsigned char>(*p) > ' ') return p;
+    if (end - p >= 2 && *p == ' ' && static_cast<unsigned char>(p[1]) > ' ') return p + 1;
+#if defined(__SSE2__)
+    const __m128i space = _mm_set1_epi8(' ');
+    const __m128i newline = _mm_set1_epi8('\n');
+    const __m128i carriage = _mm_set1_epi8('\r');
+    const __m128i tab = _mm_set1_epi8('\t');
+    while (end - p >= 16) {
+        const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        const __m128i is_space = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(block, space), _mm_cmpeq_epi8(block, newline)),
+                                              _mm_or_si128(_mm_cmpeq_epi8(block, carriage), _mm_cmpeq_epi8(block, tab)));
+        const unsigned other = ~static_cast<unsigned>(_mm_movemask_epi8(is_space)) & 0xFFFFu;
+        if (other) return p + __builtin_ctz(other);
+        p += 16;
+    }
+#endif
+    while (p < end && is_json_space(*p)) ++p;
+    return p;
+}
+
+inline uint64_t load_u64(const char* p) {
+    uint64_t value;
+    std::memcpy(&value, p, 8);
+    return value;
+}
+
+// SWAR digit parsing (little-endian): are all 8 bytes ASCII digits, and their value.
+inline bool is_eight_digits(uint64_t v) {
+    return ((v & 0xF0F0F0F0F0F0F0F0ULL) | (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) ==
+           0x3333333333333333ULL;
+}
+
+inline uint32_t eight_digits_value(uint64_t v) {
+    v -= 0x3030303030303030ULL;
+    v = v * 10 + (v >> 8);
+    const uint64_t pairs = 0x000000FF000000FFULL;
+    v = (((v & pairs) * (100 + (1000000ULL << 32))) + (((v >> 16) & pairs) * (1 + (10000ULL << 32)))) >> 32;
+    return static_cast<uint32_t>(v);
+}
+
+// Appends the digits at q to mantissa (wrapping past 19 digits: callers check the count).
+inline const char* accumulate_digits(const char* q, const char* end, uint64_t& mantissa) {
+    while (end - q >= 8 && is_eight_digits(load_u64(q))) {
+        mantissa = mantissa * 100000000ULL + eight_digits_value(load_u64(q));
+        q += 8;
+    }
+    while (q < end && static_cast<unsigned>(*q - '0') < 10) mantissa = mantissa * 10 + static_cast<unsigned>(*q++ - '0');
+    return q;
+}
+
+// First '"' or '\\' in [p, end), or end. Strings are most of a trace's bytes.
+inline const char* find_quote_or_backslash(const char* p, const char* end) {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i backslash = _mm_set1_epi8('\\');
+    while (end - p >= 16) {
+        const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        const int mask = _mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(block, quote), _mm_cmpeq_epi8(block, backslash)));
+        if (mask) return p + __builtin_ctz(static_cast<unsigned>(mask));
+        p += 16;
+    }
+#endif
+    while (p < end && *p != '"' && *p != '\\') ++p;
+    return p;
+}
+
+// First of '"', '{', '}', '[', ']' in [p, end), or end: what matters when skipping a container.
+inline const char* find_structural(const char* p, const char* end) {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i open_brace = _mm_set1_epi8('{');
+    const __m128i close_brace = _mm_set1_epi8('}');
+    const __m128i open_bracket = _mm_set1_epi8('[');
+    const __m128i close_bracket = _mm_set1_epi8(']');
+    while (end - p >= 16) {
+        const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        const __m128i braces = _mm_or_si128(_mm_cmpeq_epi8(block, open_brace), _mm_cmpeq_epi8(block, close_brace));
+        const __m128i brackets =
+            _mm_or_si128(_mm_cmpeq_epi8(block, open_bracket), _mm_cmpeq_epi8(block, close_bracket));
+        const int mask =
+            _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(block, quote), _mm_or_si128(braces, brackets)));
+        if (mask) return p + __builtin_ctz(static_cast<unsigned>(mask));
+        p += 16;
+    }
+#endif
+    while (p < end && *p != '"' && *p != '{' && *p != '}' && *p != '[' && *p != ']') ++p;
+    return p;
+}
 
 class Cursor {
 public:
@@ -49,7 +149,7 @@ public:
 
     // Next non-space character, left unconsumed.
     char peek() {
-        while (p < end && is_json_space(*p)) ++p;
+        p = skip_space(p, end);
         if (p == end) throw NeedMore{};
         return *p;
     }
@@ -60,19 +160,118 @@ public:
     }
 
     // At an opening quote: returns the raw body and moves past the closing quote.
-    std::string_view string_body(bool& has_escape);
+    std::string_view string_body(bool& has_escape) {
+        const char* body = p + 1;
+        const char* at = body;
+        while (true) {
+            at = find_quote_or_backslash(at, end);
+            if (at == end) throw NeedMore{};
+            if (*at == '"') {
+                p = at + 1;
+                return std::string_view(body, static_cast<size_t>(at - body));
+            }
+            has_escape = true;
+            if (end - at < 2) throw NeedMore{};
+            at += 2;
+        }
+    }
+
     // At any value: moves past it. Containers are checked for matching brackets.
-    void skip_value();
-    // At a number: reads it exactly.
-    Decimal number();
+    void skip_value() {
+        const char c = peek();
+        if (c == '"') {
+            bool escaped = false;
+            string_body(escaped);
+        } else if (c == '{' || c == '[') {
+            skip_container();
+        } else {
+            skip_scalar();
+        }
+    }
+
+    // At a number: reads it exactly. Up to 19 digits without an exponent take
+    // the fast path; anything else goes through the general one.
+    Decimal number() {
+        const char* q = p;
+        Decimal result;
+        if (q < end && *q == '-') {
+            result.negative = true;
+            ++q;
+        }
+        uint64_t mantissa = 0;
+        const char* digits_start = q;
+        q = accumulate_digits(q, end, mantissa);
+        const auto int_digits = q - digits_start;
+        long frac_digits = 0;
+        if (q < end && *q == '.') {
+            const char* frac_start = ++q;
+            q = accumulate_digits(q, end, mantissa);
+            frac_digits = q - frac_start;
+        }
+        if (q == end) throw NeedMore{};  // the number may go on in the next chunk
+        if (*q == 'e' || *q == 'E' || int_digits + frac_digits > 19 || int_digits == 0 ||
+            (frac_digits == 0 && q[-1] == '.'))
+            return number_general();
+        result.mantissa = mantissa;
+        result.exponent = -static_cast<int>(frac_digits);
+        p = q;
+        return result;
+    }
 
 private:
-    void skip_container();
-    void skip_scalar();
+    static constexpr int kMaxDepth = 256;
+
+    Decimal number_general();
+
+    void skip_scalar() {
+        const char* start = p;
+        while (p < end && is_scalar_char(*p)) ++p;
+        if (p == end) throw NeedMore{};
+        if (p == start) fail("expected a JSON value");
+    }
+
+    void skip_container() {
+        char stack[kMaxDepth];
+        int depth = 0;
+        while (true) {
+            p = find_structural(p, end);
+            if (p == end) throw NeedMore{};
+            const char c = *p;
+            if (c == '"') {
+                bool escaped = false;
+                string_body(escaped);
+            } else if (c == '{' || c == '[') {
+                if (depth == kMaxDepth) fail("JSON nested deeper than 256 levels");
+                stack[depth++] = c;
+                ++p;
+            } else {
+                if (depth == 0 || stack[depth - 1] != (c == '}' ? '{' : '[')) fail("mismatched bracket");
+                ++p;
+                if (--depth == 0) return;
+            }
+        }
+    }
 
     const char* begin_;
     int64_t base_offset_;
 };
+
+// scale_decimal, with the common cases (already-integral values) inline.
+inline ScaleResult scale_decimal_fast(const Decimal& number, int scale, int64_t& out) {
+    const int exponent = number.exponent + scale;
+    if (exponent >= 0 && exponent <= 18 && !number.inexact_tail && number.mantissa <= INT64_MAX) {
+        static constexpr int64_t kPow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
+                                             1000000000, 10000000000, 100000000000, 1000000000000,
+                                             10000000000000, 100000000000000, 1000000000000000,
+                                             10000000000000000, 100000000000000000, 1000000000000000000};
+        int64_t value;
+        if (!__builtin_mul_overflow(static_cast<int64_t>(number.mantissa), kPow10[exponent], &value)) {
+            out = number.negative ? -value : value;
+            return ScaleResult::kExact;
+        }
+    }
+    return scale_decimal(number, scale, out);
+}
 
 std::string excerpt_around(const char* begin, const char* end, const char* at);
 

@@ -63,7 +63,7 @@ int64_t read_time_ns(Cursor& c, const char* field) {
     const char* at = c.p;
     const Decimal value = c.number();
     int64_t ns;
-    if (scale_decimal(value, 3, ns) == ScaleResult::kOverflow) c.fail_at(at, std::string(field) + " out of range");
+    if (scale_decimal_fast(value, 3, ns) == ScaleResult::kOverflow) c.fail_at(at, std::string(field) + " out of range");
     return ns;
 }
 
@@ -75,7 +75,7 @@ int64_t read_int(Cursor& c) {
     }
     const Decimal value = c.number();
     int64_t out;
-    return scale_decimal(value, 0, out) == ScaleResult::kExact ? out : kMissing;
+    return scale_decimal_fast(value, 0, out) == ScaleResult::kExact ? out : kMissing;
 }
 
 // pid, tid and stream are integers or strings in the wild.

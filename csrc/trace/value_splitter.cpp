@@ -1,13 +1,8 @@
 #include "trace/value_splitter.hpp"
 
-namespace itercast::trace {
+#include "trace/json_cursor.hpp"
 
-namespace {
-bool is_scalar_char(char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '-' || c == '+' || c == '.' ||
-           c == 'E';
-}
-}  // namespace
+namespace itercast::trace {
 
 void ValueSplitter::reset() {
     kind_ = Kind::kNone;
