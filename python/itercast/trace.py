@@ -249,19 +249,32 @@ def _inflate(chunks: Iterator[bytes], name: str, max_out: int = CHUNK_SIZE) -> I
 
 def read_trace(source: Source, chunk_size: int = CHUNK_SIZE) -> Trace:
     """Scans a whole trace (path, ``.json``/``.json.gz``/``.tmp``, or bytes) into a :class:`Trace`."""
+    scanner = _native.Scanner()
+    name = scan_source(scanner, source, chunk_size)
+    return Trace(scanner.take_events(), scanner.strings(), scanner.metadata(), scanner.bytes_fed, name)
+
+
+def scan_source(session, source: Source, chunk_size: int = CHUNK_SIZE) -> str | None:
+    """Feeds a whole source to a native session and finishes it; returns the source's name.
+
+    Parse errors become :class:`TraceFormatError` naming the file, byte offset and line.
+    """
     name = None if isinstance(source, (bytes, bytearray, memoryview)) else os.fspath(source)
-    stream = TraceStream(name)
-    batches = []
     try:
-        for chunk in iter_chunks(source, chunk_size):
-            stream._call(stream._scanner.feed, chunk)
-        batches.append(stream.close())
+        try:
+            for chunk in iter_chunks(source, chunk_size):
+                session.feed(chunk)
+            session.finish()
+        except _native.ParseError as error:
+            raise _format_error(error, name) from None
+        if not session.saw_trace_events:
+            raise TraceFormatError("no traceEvents array: not a Kineto trace", path=name)
     except TraceFormatError as error:
         if error.offset >= 0 and error.line is None and not isinstance(error, TraceTruncatedError):
             error.line = line_at(source, error.offset)
             error.args = (error._describe(),)
         raise
-    return Trace(batches[-1], stream.strings, stream.metadata(), stream.bytes_fed, name)
+    return name
 
 
 def line_at(source: Source, offset: int) -> int | None:

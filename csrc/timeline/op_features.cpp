@@ -1,0 +1,320 @@
+#include "timeline/op_features.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+
+namespace itercast::timeline {
+
+namespace {
+
+constexpr int kHashBuckets = 32;
+constexpr int kShapeTensors = 3;
+constexpr int kShapeDims = 4;
+constexpr std::string_view kAutogradPrefix = "autograd::engine::evaluate_function: ";
+
+// Common ops (canonical names) with a column of their own. Append only:
+// reordering changes the feature schema (bump kFeatureSchemaVersion).
+const std::vector<std::string_view>& vocabulary() {
+    static const std::vector<std::string_view> names = {
+        "aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear",
+        "aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::convolution", "aten::_convolution",
+        "aten::cudnn_convolution", "aten::mkldnn_convolution", "aten::batch_norm", "aten::layer_norm",
+        "aten::group_norm", "aten::native_layer_norm", "aten::native_batch_norm", "aten::relu", "aten::relu_",
+        "aten::gelu", "aten::silu", "aten::sigmoid", "aten::tanh", "aten::softmax", "aten::_softmax",
+        "aten::log_softmax", "aten::dropout", "aten::add", "aten::add_", "aten::mul", "aten::mul_", "aten::div",
+        "aten::sub", "aten::sum", "aten::mean", "aten::embedding", "aten::max_pool2d", "aten::avg_pool2d",
+        "aten::adaptive_avg_pool2d", "aten::cat", "aten::copy_", "aten::to", "aten::view", "aten::reshape",
+        "aten::flatten", "aten::transpose", "aten::t", "aten::permute", "aten::contiguous", "aten::zero_",
+        "aten::zeros", "aten::empty", "aten::cross_entropy_loss", "aten::nll_loss", "aten::mse_loss",
+        "aten::scaled_dot_product_attention", "aten::lstm", "aten::gru", "aten::rnn_tanh",
+        "aten::_foreach_add_", "aten::_foreach_mul_", "aten::_foreach_addcmul_", "aten::_foreach_addcdiv_",
+        "aten::_foreach_sqrt", "aten::_foreach_lerp_", "aten::addcmul_", "aten::addcdiv_", "aten::sqrt",
+        "aten::lerp_", "torch::autograd::AccumulateGrad", "AddmmBackward", "MmBackward", "BmmBackward",
+        "ConvolutionBackward", "CudnnConvolutionBackward", "NativeBatchNormBackward", "CudnnBatchNormBackward",
+        "NativeLayerNormBackward", "ReluBackward", "GeluBackward", "SiluBackward", "SoftmaxBackward",
+        "LogSoftmaxBackward", "NllLossBackward", "AddBackward", "MulBackward", "ViewBackward", "TBackward",
+        "EmbeddingBackward", "MaxPool2DWithIndicesBackward", "MeanBackward",
+        "ScaledDotProductEfficientAttentionBackward", "ScaledDotProductFlashAttentionBackward",
+        "UnsafeViewBackward", "ReshapeAliasBackward", "CudnnRnnBackward", "aten::_log_softmax",
+        "aten::native_dropout", "aten::embedding_bag",
+    };
+    return names;
+}
+
+const char* const kClassNames[] = {"matmul", "conv", "attention", "norm", "activation", "softmax",
+                                   "elementwise", "reduction", "embedding", "pool", "rnn", "loss",
+                                   "optimizer", "memory", "view", "other"};
+const char* const kPhaseNames[] = {"forward", "backward", "optimizer"};
+const char* const kDTypeNames[] = {"float32", "float16", "bfloat16", "float64", "integer", "bool", "other"};
+
+std::string lower(std::string_view text) {
+    std::string out(text);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+bool has(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
+
+bool has_any(const std::string& text, std::initializer_list<const char*> parts) {
+    return std::any_of(parts.begin(), parts.end(), [&](const char* part) { return has(text, part); });
+}
+
+// The last component of "aten::foo" / "foo", lowercased, for exact-word tests.
+std::string base_name(const std::string& lowered) {
+    const size_t colon = lowered.rfind("::");
+    return colon == std::string::npos ? lowered : lowered.substr(colon + 2);
+}
+
+uint32_t fnv1a(std::string_view text) {
+    uint32_t h = 2166136261u;
+    for (unsigned char c : text) h = (h ^ c) * 16777619u;
+    return h;
+}
+
+double tensor_numel(const std::vector<InputShape>& inputs, size_t index) {
+    return index < inputs.size() ? inputs[index].numel : 0;
+}
+
+const std::vector<int64_t>* dims_at(const std::vector<InputShape>& inputs, size_t index) {
+    return index < inputs.size() && inputs[index].is_tensor ? &inputs[index].dims : nullptr;
+}
+
+double product(const std::vector<int64_t>& dims, size_t from, size_t to) {
+    double n = 1;
+    for (size_t i = from; i < to && i < dims.size(); ++i) n *= static_cast<double>(std::max<int64_t>(dims[i], 0));
+    return n;
+}
+
+// First index of a tensor input with at least `rank` dims, starting at `from`.
+int tensor_with_rank(const std::vector<InputShape>& inputs, size_t from, size_t rank) {
+    for (size_t i = from; i < inputs.size(); ++i)
+        if (inputs[i].is_tensor && inputs[i].dims.size() >= rank) return static_cast<int>(i);
+    return -1;
+}
+
+double matmul_flops(std::string_view name, const std::vector<InputShape>& in) {
+    const std::string base = base_name(lower(name));
+    if (base == "linear") {  // input [..., K], weight [N, K]
+        const auto* x = dims_at(in, 0);
+        const auto* w = dims_at(in, 1);
+        if (!x || !w || x->empty() || w->size() != 2) return -1;
+        return 2 * product(*x, 0, x->size()) * static_cast<double>((*w)[0]);
+    }
+    // mm/addmm/bmm/baddbmm/matmul: the last two tensors with rank >= 2 are the operands.
+    const int a = tensor_with_rank(in, base == "addmm" || base == "baddbmm" ? 1 : 0, 2);
+    const int b = a < 0 ? -1 : tensor_with_rank(in, static_cast<size_t>(a) + 1, 1);
+    if (a < 0 || b < 0) return -1;
+    const auto& da = in[static_cast<size_t>(a)].dims;
+    const auto& db = in[static_cast<size_t>(b)].dims;
+    const double k = static_cast<double>(da.back());
+    const double n = db.size() >= 2 ? static_cast<double>(db.back()) : 1;
+    return 2 * product(da, 0, da.size() - 1) * k * n;
+}
+
+double conv_flops(const std::vector<InputShape>& in) {
+    // input [N, C, *spatial], weight [O, C/groups, *kernel]; stride 1 assumed (an upper bound).
+    const auto* x = dims_at(in, 0);
+    const auto* w = dims_at(in, 1);
+    if (!x || !w || x->size() < 3 || w->size() != x->size()) return -1;
+    const double spatial = product(*x, 2, x->size());
+    return 2 * static_cast<double>((*x)[0]) * product(*w, 0, w->size()) * spatial;
+}
+
+double attention_flops(const std::vector<InputShape>& in) {
+    const auto* q = dims_at(in, 0);
+    const auto* k = dims_at(in, 1);
+    if (!q || !k || q->size() < 2 || k->size() < 2) return -1;
+    const double source_len = static_cast<double>((*k)[k->size() - 2]);
+    return 4 * product(*q, 0, q->size()) * source_len;
+}
+
+double input_bytes(const std::vector<InputShape>& in, const std::vector<DType>& dtypes) {
+    double bytes = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+        const DType dtype = i < dtypes.size() ? dtypes[i] : DType::kFloat32;
+        bytes += in[i].numel * dtype_bytes(dtype);
+    }
+    return bytes;
+}
+
+double largest_numel(const std::vector<InputShape>& in) {
+    double n = 0;
+    for (const auto& shape : in) n = std::max(n, shape.numel);
+    return n;
+}
+
+double total_numel(const std::vector<InputShape>& in) {
+    double n = 0;
+    for (const auto& shape : in) n += shape.numel;
+    return n;
+}
+
+float log1p_feature(double value) { return static_cast<float>(std::log1p(std::max(value, 0.0))); }
+
+}  // namespace
+
+std::string canonical_op_name(std::string_view name) {
+    if (name.substr(0, kAutogradPrefix.size()) == kAutogradPrefix) name.remove_prefix(kAutogradPrefix.size());
+    std::string out(name);
+    const size_t backward = out.rfind("Backward");
+    if (backward != std::string::npos) {
+        size_t end = backward + std::strlen("Backward");
+        size_t digits = end;
+        while (digits < out.size() && std::isdigit(static_cast<unsigned char>(out[digits]))) ++digits;
+        if (digits == out.size()) out.resize(end);
+    }
+    return out;
+}
+
+OpClass classify_op(std::string_view canonical_name) {
+    const std::string name = lower(canonical_name);
+    const std::string base = base_name(name);
+    if (has_any(name, {"attention", "sdpa", "flash"})) return OpClass::kAttention;
+    if (has(name, "conv")) return OpClass::kConv;
+    if (has_any(name, {"lstm", "gru", "rnn"})) return OpClass::kRnn;
+    if (has_any(name, {"_foreach", "accumulategrad", "optimizer"})) return OpClass::kOptimizer;
+    if (has(name, "embedding")) return OpClass::kEmbedding;
+    if (has_any(name, {"softmax"})) return OpClass::kSoftmax;
+    if (has(name, "loss")) return OpClass::kLoss;
+    if (has(name, "norm")) return OpClass::kNorm;
+    if (has(name, "pool")) return OpClass::kPool;
+    if (base == "mm" || base == "addmm" || base == "bmm" || base == "baddbmm" || base == "matmul" ||
+        base == "linear" || has_any(name, {"mmbackward", "addmmbackward", "bmmbackward", "linearbackward"}))
+        return OpClass::kMatmul;
+    if (has_any(name, {"relu", "gelu", "silu", "sigmoid", "tanh", "hardswish", "elu", "dropout", "clamp",
+                       "mish", "hardtanh", "leaky"}))
+        return OpClass::kActivation;
+    if (has_any(base, {"sum", "mean", "max", "min", "argmax", "std", "var", "amax", "prod", "all", "any"}))
+        return OpClass::kReduction;
+    if (has_any(base, {"view", "reshape", "transpose", "permute", "flatten", "expand", "squeeze", "slice",
+                       "select", "as_strided", "split", "chunk", "narrow", "unbind", "alias", "detach"}) ||
+        base == "t" || base == "tbackward" || has(name, "viewbackward"))
+        return OpClass::kView;
+    if (has_any(base, {"copy", "cat", "stack", "zero", "empty", "fill", "ones", "clone", "contiguous", "index",
+                       "gather", "scatter", "pad", "repeat", "arange", "full", "resize"}) ||
+        base == "to" || base == "_to_copy")
+        return OpClass::kMemory;
+    if (has_any(base, {"add", "mul", "div", "sub", "pow", "sqrt", "exp", "log", "neg", "rsqrt", "addcmul",
+                       "addcdiv", "lerp", "where", "abs", "sin", "cos", "reciprocal", "masked", "eq", "ne",
+                       "lt", "gt", "le", "ge", "floor", "round", "sign"}))
+        return OpClass::kElementwise;
+    return OpClass::kOther;
+}
+
+bool estimate_cost(std::string_view canonical_name, OpClass op_class, const std::vector<InputShape>& inputs,
+                   const std::vector<DType>& dtypes, double& flops, double& bytes) {
+    if (inputs.empty()) return false;
+    bytes = input_bytes(inputs, dtypes);
+    double estimate = -1;
+    switch (op_class) {
+        case OpClass::kMatmul: estimate = matmul_flops(canonical_name, inputs); break;
+        case OpClass::kConv: estimate = conv_flops(inputs); break;
+        case OpClass::kAttention: estimate = attention_flops(inputs); break;
+        case OpClass::kNorm:
+        case OpClass::kSoftmax:
+        case OpClass::kLoss: estimate = 5 * tensor_numel(inputs, 0); break;
+        case OpClass::kActivation:
+        case OpClass::kElementwise: estimate = largest_numel(inputs); break;
+        case OpClass::kReduction:
+        case OpClass::kPool: estimate = tensor_numel(inputs, 0); break;
+        case OpClass::kOptimizer: estimate = 3 * total_numel(inputs); break;
+        case OpClass::kEmbedding: estimate = 0; break;
+        case OpClass::kMemory:
+        case OpClass::kView: estimate = 0; break;
+        default: break;
+    }
+    if (estimate < 0) return false;
+    flops = estimate;
+    return true;
+}
+
+const std::vector<FeatureColumn>& feature_columns() {
+    static const std::vector<FeatureColumn> columns = [] {
+        std::vector<FeatureColumn> out;
+        for (std::string_view name : vocabulary())
+            out.push_back({"op=" + std::string(name), "1 if the op's canonical name is this common op"});
+        for (int b = 0; b < kHashBuckets; ++b)
+            out.push_back({"op_hash=" + std::to_string(b), "1 if an op outside the vocabulary hashes here"});
+        for (int c = 0; c < static_cast<int>(OpClass::kCount); ++c)
+            out.push_back({std::string("class=") + kClassNames[c], "1 if the op belongs to this class"});
+        for (int p = 0; p < 3; ++p)
+            out.push_back({std::string("phase=") + kPhaseNames[p], "1 if the op runs in this phase"});
+        for (int d = 0; d < kDTypeCount; ++d)
+            out.push_back({std::string("dtype=") + kDTypeNames[d], "1 if the first tensor input has this dtype"});
+        out.push_back({"log_inputs", "log(1 + number of inputs)"});
+        out.push_back({"log_tensor_inputs", "log(1 + number of tensor inputs)"});
+        for (int t = 0; t < kShapeTensors; ++t) {
+            for (int d = 0; d < kShapeDims; ++d)
+                out.push_back({"in" + std::to_string(t) + "_dim" + std::to_string(d),
+                               "log(1 + dim) of tensor input " + std::to_string(t) +
+                                   " (right-aligned; leading dims folded into dim0; 0 if absent)"});
+            out.push_back({"in" + std::to_string(t) + "_numel",
+                           "log(1 + elements) of tensor input " + std::to_string(t)});
+        }
+        out.push_back({"log_flops", "log(1 + estimated FLOPs), own formula or summed over nested ops"});
+        out.push_back({"log_bytes", "log(1 + bytes of tensor inputs), own or summed over nested ops"});
+        out.push_back({"log_intensity", "log(1 + FLOPs / bytes)"});
+        out.push_back({"log_nested_ops", "log(1 + number of framework ops nested inside)"});
+        return out;
+    }();
+    return columns;
+}
+
+size_t feature_count() { return feature_columns().size(); }
+
+void write_features(const OpStructure& op, float* out) {
+    std::fill(out, out + feature_count(), 0.0f);
+    float* at = out;
+    const auto& vocab = vocabulary();
+    const auto known = std::find(vocab.begin(), vocab.end(), op.canonical_name);
+    if (known != vocab.end()) {
+        at[known - vocab.begin()] = 1;
+    } else {
+        at[vocab.size() + fnv1a(op.canonical_name) % kHashBuckets] = 1;
+    }
+    at += vocab.size() + kHashBuckets;
+    at[static_cast<int>(classify_op(op.canonical_name))] = 1;
+    at += static_cast<int>(OpClass::kCount);
+    at[static_cast<int>(op.phase)] = 1;
+    at += 3;
+    const std::vector<InputShape> no_inputs;
+    const auto& inputs = op.inputs ? *op.inputs : no_inputs;
+    if (op.dtypes) {
+        for (DType dtype : *op.dtypes)
+            if (dtype != DType::kNone) {
+                at[static_cast<int>(dtype)] = 1;
+                break;
+            }
+    }
+    at += kDTypeCount;
+    int tensors = 0;
+    for (const auto& shape : inputs) tensors += shape.is_tensor ? 1 : 0;
+    *at++ = log1p_feature(static_cast<double>(inputs.size()));
+    *at++ = log1p_feature(tensors);
+    int written = 0;
+    for (const auto& shape : inputs) {
+        if (!shape.is_tensor || written == kShapeTensors) continue;
+        const auto& dims = shape.dims;
+        const size_t rank = dims.size();
+        for (int d = 0; d < kShapeDims; ++d) {
+            // right-align: dim kShapeDims-1 is the last dim; dim0 folds all leading dims
+            const long index = static_cast<long>(rank) - kShapeDims + d;
+            double value = 0;
+            if (d == 0 && index >= 0) value = product(dims, 0, static_cast<size_t>(index) + 1);
+            else if (index >= 0) value = static_cast<double>(dims[static_cast<size_t>(index)]);
+            at[d] = log1p_feature(value);
+        }
+        at[kShapeDims] = log1p_feature(shape.numel);
+        at += kShapeDims + 1;
+        ++written;
+    }
+    at += (kShapeTensors - written) * (kShapeDims + 1);
+    *at++ = log1p_feature(op.flops);
+    *at++ = log1p_feature(op.bytes);
+    *at++ = log1p_feature(op.bytes > 0 ? op.flops / op.bytes : 0);
+    *at++ = log1p_feature(op.nested_ops);
+}
+
+}  // namespace itercast::timeline

@@ -1,0 +1,53 @@
+#pragma once
+// Per-operator feature vectors from structure alone (never from measured
+// times): op type, phase, dtype, input shapes, estimated FLOPs and bytes.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "timeline/shapes.hpp"
+
+namespace itercast::timeline {
+
+enum class Phase : uint8_t { kForward = 0, kBackward = 1, kOptimizer = 2 };
+
+enum class OpClass : uint8_t {
+    kMatmul, kConv, kAttention, kNorm, kActivation, kSoftmax, kElementwise, kReduction,
+    kEmbedding, kPool, kRnn, kLoss, kOptimizer, kMemory, kView, kOther, kCount
+};
+
+// The name used for op identity: the autograd wrapper prefix and the
+// version suffix of backward nodes removed ("...: AddmmBackward0" -> "AddmmBackward").
+std::string canonical_op_name(std::string_view name);
+OpClass classify_op(std::string_view canonical_name);
+
+// What the feature vector is built from.
+struct OpStructure {
+    std::string_view canonical_name;
+    Phase phase = Phase::kForward;
+    const std::vector<InputShape>* inputs = nullptr;  // may be null
+    const std::vector<DType>* dtypes = nullptr;       // may be null
+    double flops = 0;
+    double bytes = 0;
+    int32_t nested_ops = 0;
+};
+
+// Estimated FLOPs and bytes read of one op from its own inputs; false when
+// the op has no formula (callers then sum its nested ops).
+bool estimate_cost(std::string_view canonical_name, OpClass op_class, const std::vector<InputShape>& inputs,
+                   const std::vector<DType>& dtypes, double& flops, double& bytes);
+
+struct FeatureColumn {
+    std::string name;
+    std::string meaning;
+};
+
+// The fixed feature layout: one entry per column, in order.
+const std::vector<FeatureColumn>& feature_columns();
+size_t feature_count();
+// Writes feature_count() floats.
+void write_features(const OpStructure& op, float* out);
+
+}  // namespace itercast::timeline
