@@ -350,6 +350,7 @@ void Simulator::set_config(const Config& config) {
             ++st.version;
             push_promotion(job);
         } else {
+            st.lease_end = st.segment_start + config_.lease_s;
             ++st.version;
             push_running_events(job);
         }
