@@ -3,7 +3,6 @@ event-driven core (csrc/sim)."""
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from typing import Optional
 
@@ -128,6 +127,7 @@ def _check_fits(workload: Workload, cluster: Cluster, durations: np.ndarray) -> 
     fits = (np.isfinite(durations) & (workload.gpus[:, None] <= capacity[None, :])).any(axis=1)
     if not fits.all():
         index = int(np.argmin(fits))
+        usable = capacity[np.isfinite(durations[index])]
         raise UnschedulableJobError(
-            f"{workload.describe(index)} needs {workload.gpus[index]} GPUs, but no pool of the "
-            f"cluster it can run on has that many ({dataclasses.asdict(cluster)['pools']})")
+            f"{workload.describe(index)} needs {workload.gpus[index]} GPUs, but the largest GPU pool "
+            f"it can run on has {usable.max() if len(usable) else 0}; it could never start")
