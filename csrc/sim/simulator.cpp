@@ -14,11 +14,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
 
-bool Simulator::Key::operator<(const Key& other) const {
-    return std::tie(primary, tier, secondary, job) <
-           std::tie(other.primary, other.tier, other.secondary, other.job);
-}
-
 Simulator::Simulator(std::vector<PoolSpec> pools, JobTable jobs, Config config, double start_time,
                      bool record_segments)
     : jobs_(std::move(jobs)),
@@ -188,11 +183,15 @@ void Simulator::schedule(double time) {
 // Walks pending jobs and preemptible running jobs in priority order, handing
 // out each pool's GPUs by count. A running job whose GPUs were handed to
 // higher-priority pending jobs is a victim. Jobs inside their lease keep their
-// GPUs and are not candidates.
+// GPUs and are not candidates, nor are running jobs that outrank every pending
+// job (nothing ahead of them in the walk can take their GPUs).
 Simulator::Plan Simulator::plan_preemptions(double time) const {
+    const Key& best_pending = *pending_.begin();
     std::vector<Key> candidates;
     for (int job : running_) {
-        if (time >= state_[job].lease_end) candidates.push_back(key_of(job, time));
+        if (time < state_[job].lease_end) continue;
+        const Key key = key_of(job, time);
+        if (best_pending < key) candidates.push_back(key);
     }
     Plan plan;
     if (candidates.empty()) return plan;
@@ -202,22 +201,24 @@ Simulator::Plan Simulator::plan_preemptions(double time) const {
     for (size_t pool = 0; pool < pools_.size(); ++pool) budget[pool] = pools_[pool].free_gpus();
     for (const Key& key : candidates) budget[state_[key.job].pool] += jobs_.gpus[key.job];
 
+    int budget_left = std::accumulate(budget.begin(), budget.end(), 0);
     bool blocked = false;
     auto pending = pending_.begin();
     for (const Key& candidate : candidates) {
-        for (; pending != pending_.end() && *pending < candidate; ++pending) {
-            if (blocked) continue;
+        for (; pending != pending_.end() && *pending < candidate && budget_left > 0 && !blocked; ++pending) {
             const int pool = fastest_pool_within(pending->job, budget);
             if (pool < 0) {
                 blocked = !config_.backfill;
                 continue;
             }
             budget[pool] -= jobs_.gpus[pending->job];
+            budget_left -= jobs_.gpus[pending->job];
             plan.starts.push_back(pending->job);
         }
         int& left = budget[state_[candidate.job].pool];
         if (left >= jobs_.gpus[candidate.job]) {
             left -= jobs_.gpus[candidate.job];
+            budget_left -= jobs_.gpus[candidate.job];
         } else {
             plan.victims.push_back(candidate.job);
         }

@@ -7,6 +7,7 @@
 #include <limits>
 #include <queue>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include "sim/config.hpp"
@@ -75,7 +76,10 @@ private:
         int tier;  // 0: running, 1: pending (a running job wins a tie)
         double secondary;
         int job;
-        bool operator<(const Key& other) const;
+        bool operator<(const Key& other) const {
+            return std::tie(primary, tier, secondary, job) <
+                   std::tie(other.primary, other.tier, other.secondary, other.job);
+        }
     };
 
     struct Event {
