@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pytest
 
@@ -63,7 +64,6 @@ def test_bad_options_are_user_errors(tiresias_csv, capsys, args, message):
 
 
 def test_bad_rows_are_reported_on_stderr(capsys):
-    from pathlib import Path
     helios = str(Path(__file__).parent / "data" / "helios_cluster_log.csv")
     assert sim("--workload", helios, "--gpus", "16", "--gpus-per-node", "8", "--policy", "qssf", "--json") == 0
     captured = capsys.readouterr()

@@ -1,5 +1,6 @@
 import csv
 from datetime import datetime, timezone
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -7,7 +8,7 @@ import pytest
 from itercast.sim import WorkloadError, load_workload
 from itercast.sim.loaders import parse_time
 
-DATA = __import__("pathlib").Path(__file__).parent / "data"
+DATA = Path(__file__).parent / "data"
 
 
 def utc(text):

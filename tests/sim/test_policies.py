@@ -125,7 +125,8 @@ def test_las_serves_the_least_attained_job_at_lease_end(make_jobs, run_sim, over
 
 def test_las_counts_attained_service_in_gpu_seconds(make_jobs, run_sim):
     # Two GPUs, no lease. A(0, 2 GPUs, 100 s), B(0, 1 GPU, 130 s), C(60, 1 GPU, 50 s).
-    # t=0 (tie at 0, A submitted first... both 0 s): A takes 2 GPUs (id order), B waits.
+    # t=0: A and B tie (0 GPU-s, both submitted at 0); input order puts A first:
+    # A takes both GPUs, B waits.
     # t=60: attained A 120 GPU-s, B 0, C 0. Ranking B, C, A: B and C take both
     # GPUs, A is preempted with 40 s left. B 60-190, C 60-110.
     # t=110: A (120) vs B running (50): A needs 2 GPUs, only 1 free -> waits;
