@@ -5,4 +5,5 @@
 namespace itercast::bindings {
 void register_trace(pybind11::module_& m);
 void register_timeline(pybind11::module_& m);
+void register_sim(pybind11::module_& m);
 }  // namespace itercast::bindings

@@ -1,0 +1,176 @@
+#pragma once
+// Discrete-event GPU cluster simulator. Time jumps from event to event
+// (arrival, completion, lease expiry, queue demotion, starvation promotion);
+// the scheduler runs once per distinct event time, and only when jobs wait.
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <queue>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "sim/config.hpp"
+#include "sim/pool.hpp"
+
+namespace itercast::sim {
+
+struct PoolSpec {
+    int nodes;
+    int gpus_per_node;
+};
+
+// Column-major job table; `duration` is jobs x pools, row-major, with +inf
+// where a job cannot run on a pool. The last three columns describe a live
+// cluster the simulation starts from (all zero for a fresh replay).
+struct JobTable {
+    std::vector<double> submit;
+    std::vector<int> gpus;
+    std::vector<double> duration;
+    std::vector<double> estimate;        // estimated duration on the fastest pool
+    std::vector<double> attained_gpu_s;  // service already received
+    std::vector<double> done_fraction;   // work already done, 0..1
+    std::vector<uint8_t> running;        // holds GPUs when the simulation starts
+};
+
+struct Segment {  // one uninterrupted stay of a job on GPUs
+    int job;
+    int pool;
+    double start;
+    double end;
+    std::vector<Slice> slices;
+};
+
+struct Outcome {  // per job; NaN until known
+    std::vector<double> first_start;
+    std::vector<double> finish;
+    std::vector<int> preemptions;
+    std::vector<double> busy_gpu_s;  // GPU-seconds held, restart overhead included
+    std::vector<int> last_pool;
+};
+
+class Simulator {
+public:
+    Simulator(std::vector<PoolSpec> pools, JobTable jobs, Config config, double start_time,
+              bool record_segments);
+
+    // Processes every event up to and including `until`; returns true when all
+    // jobs have finished.
+    bool run_until(double until = std::numeric_limits<double>::infinity());
+    // Swaps the policy configuration at the current time; the next scheduling
+    // pass uses it.
+    void set_config(const Config& config);
+
+    double now() const { return now_; }
+    uint64_t events() const { return events_; }
+    int unfinished() const { return unfinished_; }
+    const Outcome& outcome() const { return outcome_; }
+    const std::vector<Segment>& segments() const { return segments_; }
+
+private:
+    enum class Phase : uint8_t { future, pending, running, done };
+    enum class EventKind : uint8_t { finish, lease, demote, promote };
+
+    struct Key {  // smaller runs first
+        double primary;
+        int tier;  // 0: running, 1: pending (a running job wins a tie)
+        double secondary;
+        int job;
+        bool operator<(const Key& other) const {
+            return std::tie(primary, tier, secondary, job) <
+                   std::tie(other.primary, other.tier, other.secondary, other.job);
+        }
+    };
+
+    struct Event {
+        double time;
+        uint64_t seq;
+        int job;
+        uint32_t version;
+        EventKind kind;
+        bool operator>(const Event& other) const {
+            return time != other.time ? time > other.time : seq > other.seq;
+        }
+    };
+
+    struct JobState {
+        Phase phase = Phase::future;
+        bool resumed = false;  // the next start pays the restart overhead
+        int pool = -1;
+        int queue = 0;  // Tiresias queue
+        uint32_t version = 0;
+        double remaining_s = 0;  // work left, in seconds on `remaining_pool`
+        int remaining_pool = 0;
+        double attained_gpu_s = 0;
+        double service_since_promotion = 0;  // GPU-s; decides the Tiresias queue
+        double held_since_promotion = 0;     // wall seconds on GPUs since promotion
+        double queue_entry = 0;
+        double segment_start = 0;
+        double work_start = 0;
+        double lease_end = 0;
+        double pending_since = 0;
+        Key pending_key{};
+        std::vector<Slice> slices;
+    };
+
+    void check_jobs_fit() const;
+    double next_event_time() const;
+    void process_batch(double time);
+    void handle(const Event& event);
+
+    struct Plan {
+        std::vector<int> starts;   // pending jobs that outrank running ones
+        std::vector<int> victims;  // running jobs whose GPUs they need
+    };
+
+    void schedule(double time);
+    Plan plan_preemptions(double time) const;
+    void apply(const Plan& plan, double time);
+    void fill(double time, bool backfill);
+    bool try_start(int job, double time);
+    void start(int job, int pool, double time);
+    void stop(int job, double time, bool release_gpus);
+    void finish(int job, double time);
+    void preempt(int job, double time, bool release_gpus);
+
+    void enqueue(int job, double time);
+    void dequeue(int job);
+    Key key_of(int job, double time) const;
+    double attained_at(int job, double time) const;
+    double service_since_promotion_at(int job, double time) const;
+    double remaining_fraction_at(int job, double time) const;
+    double duration_on(int job, int pool) const;
+    double remaining_on(int job, int pool) const;
+    const int* pools_by_speed(int job) const;
+    int fastest_pool_within(int job, const std::vector<int>& budget) const;
+    int tiresias_queue_of(double service) const;
+    void push(double time, int job, EventKind kind);
+    void push_running_events(int job);
+    void push_demotion(int job);
+    void push_promotion(int job);
+
+    std::vector<Pool> pools_;
+    JobTable jobs_;
+    Config config_;
+    bool record_segments_;
+    int n_;
+    int total_free_ = 0;
+
+    std::vector<JobState> state_;
+    std::vector<int> pool_order_;  // per job, pools fastest first, -1 padded
+    std::vector<int> arrival_order_;
+    double start_time_;
+    size_t next_arrival_ = 0;
+    std::priority_queue<Event, std::vector<Event>, std::greater<Event>> heap_;
+    uint64_t seq_ = 0;
+    std::set<Key> pending_;
+    std::vector<int> running_;       // unordered; running_slot_ indexes it
+    std::vector<int> running_slot_;
+    double now_;
+    uint64_t events_ = 0;
+    int unfinished_;
+    Outcome outcome_;
+    std::vector<Segment> segments_;
+};
+
+}  // namespace itercast::sim

@@ -1,0 +1,173 @@
+"""Workload loaders for the Philly, Tiresias and Helios CSV schemas.
+
+Rows that cannot be a job (negative or zero duration, zero GPUs, unparsable
+fields) are kept out of the workload and listed in ``Workload.bad_rows`` with
+their line numbers; ``strict=True`` turns the first one into an error.
+Any format may carry an optional ``estimated_duration`` column (seconds), the
+per-job estimate the ``estimate=supplied`` mode uses.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+
+from itercast.sim.errors import WorkloadError
+from itercast.sim.workload import BadRow, Workload
+
+ESTIMATE_COLUMN = "estimated_duration"
+
+
+class _RowError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class _Job:
+    job_id: str
+    submit: float
+    gpus: int
+    duration: float
+    virtual_cluster: str
+    estimate: float
+
+
+@dataclass(frozen=True)
+class _Format:
+    name: str
+    columns: tuple[str, ...]
+    parse: Callable[[dict, int], _Job]
+
+
+def parse_time(text: str) -> float:
+    """Seconds: a plain number, or an ISO date/time read as UTC."""
+    text = text.strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise _RowError(f"cannot read time {text!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
+def _number(row: dict, column: str, kind=float):
+    text = (row.get(column) or "").strip()
+    try:
+        value = kind(float(text)) if kind is int else kind(text)
+    except ValueError:
+        raise _RowError(f"{column} {text!r} is not a number") from None
+    if kind is int and value != float(text):
+        raise _RowError(f"{column} {text!r} is not a whole number")
+    return value
+
+
+def _job(job_id: str, submit: float, gpus: int, duration: float, vc: str, row: dict) -> _Job:
+    if not np.isfinite(duration) or duration <= 0:
+        raise _RowError(f"duration must be positive, got {duration:g}")
+    if gpus <= 0:
+        raise _RowError(f"GPU count must be positive, got {gpus}")
+    estimate = _number(row, ESTIMATE_COLUMN) if (row.get(ESTIMATE_COLUMN) or "").strip() else np.nan
+    return _Job(job_id, submit, gpus, duration, vc, estimate)
+
+
+def _philly(row: dict, line: int) -> _Job:
+    return _job(f"L{line}", parse_time(row["timestamp"]), _number(row, "num_gpus", int),
+                _number(row, "duration"), row["cluster"].strip(), row)
+
+
+def _tiresias(row: dict, line: int) -> _Job:
+    return _job(row["job_id"].strip(), _number(row, "submit_time"), _number(row, "num_gpu", int),
+                _number(row, "duration"), "", row)
+
+
+def _helios(row: dict, line: int) -> _Job:
+    return _job(row["job_id"].strip(), parse_time(row["submit_time"]), _number(row, "gpu_num", int),
+                _number(row, "duration"), row["vc"].strip(), row)
+
+
+FORMATS = {
+    "philly": _Format("philly", ("timestamp", "duration", "num_gpus", "cluster"), _philly),
+    "tiresias": _Format("tiresias", ("job_id", "num_gpu", "submit_time", "duration"), _tiresias),
+    "helios": _Format("helios", ("job_id", "vc", "gpu_num", "submit_time", "duration"), _helios),
+}
+
+
+def load_workload(path, fmt: Optional[str] = None, *, start: Optional[float] = None,
+                  end: Optional[float] = None, virtual_cluster: Optional[str] = None,
+                  strict: bool = False) -> Workload:
+    """Reads a workload CSV (format guessed from the header unless given),
+    keeps jobs submitted in [start, end) and, if given, of one virtual cluster."""
+    path = Path(path)
+    try:
+        with open(path, newline="") as handle:
+            reader = csv.DictReader(handle)
+            header = tuple(name.strip() for name in (reader.fieldnames or ()))
+            reader.fieldnames = list(header)
+            spec = _choose_format(path, header, fmt)
+            jobs, bad_rows = _read_rows(reader, spec, path, strict)
+    except UnicodeDecodeError as error:
+        raise WorkloadError(f"not a text CSV file ({error.reason})", str(path)) from None
+    workload = _to_workload(jobs, bad_rows, str(path), has_vc=spec.name != "tiresias")
+    if virtual_cluster is not None:
+        workload = workload.in_virtual_cluster(virtual_cluster)
+    workload = workload.window(start, end)
+    if len(workload) == 0:
+        raise WorkloadError("no jobs left after reading and filtering", str(path))
+    return workload
+
+
+def _choose_format(path: Path, header: tuple[str, ...], fmt: Optional[str]) -> _Format:
+    if fmt is not None:
+        if fmt not in FORMATS:
+            raise WorkloadError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}", str(path))
+        spec = FORMATS[fmt]
+        missing = [column for column in spec.columns if column not in header]
+        if missing:
+            raise WorkloadError(f"header lacks {fmt} column(s) {', '.join(missing)}", str(path), 1)
+        return spec
+    for spec in FORMATS.values():
+        if all(column in header for column in spec.columns):
+            return spec
+    raise WorkloadError(f"header {','.join(header)} matches no known format ({', '.join(FORMATS)})",
+                        str(path), 1)
+
+
+def _read_rows(reader: csv.DictReader, spec: _Format, path: Path, strict: bool):
+    jobs, bad_rows = [], []
+    for row in reader:
+        line = reader.line_num
+        try:
+            if None in row.values() or None in row:
+                raise _RowError("wrong number of fields")
+            jobs.append((spec.parse(row, line), line))
+        except _RowError as error:
+            if strict:
+                raise WorkloadError(str(error), str(path), line) from None
+            bad_rows.append(BadRow(line, str(error)))
+    return jobs, bad_rows
+
+
+def _to_workload(jobs: list, bad_rows: list, source: str, has_vc: bool) -> Workload:
+    records = [job for job, _ in jobs]
+    estimates = np.array([job.estimate for job in records], dtype=np.float64)
+    return Workload(
+        job_ids=np.array([job.job_id for job in records], dtype=object),
+        submit=np.array([job.submit for job in records], dtype=np.float64),
+        gpus=np.array([job.gpus for job in records], dtype=np.int64),
+        durations=np.array([job.duration for job in records], dtype=np.float64).reshape(-1, 1),
+        virtual_cluster=np.array([job.virtual_cluster for job in records], dtype=object) if has_vc else None,
+        lines=np.array([line for _, line in jobs], dtype=np.int64),
+        estimates=estimates if len(records) and not np.isnan(estimates).any() else None,
+        source=source,
+        bad_rows=tuple(bad_rows),
+    )

@@ -1,0 +1,135 @@
+"""A workload: the jobs to replay, as columns (numpy arrays), plus the rows of
+the source file that were rejected and why."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Optional, Union
+
+import numpy as np
+
+from itercast.sim.cluster import DEFAULT_GPU_TYPE
+from itercast.sim.errors import WorkloadError
+
+PerType = Union[float, Mapping[str, float]]
+
+
+@dataclass(frozen=True)
+class BadRow:
+    line: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """One job for ``Workload.from_jobs``: either ``duration_s`` or
+    ``iterations`` x ``iteration_time_s``; a plain number applies to the
+    default GPU type, a mapping gives one value per GPU type."""
+
+    job_id: str
+    submit_s: float
+    gpus: int
+    duration_s: Optional[PerType] = None
+    iterations: Optional[int] = None
+    iteration_time_s: Optional[PerType] = None
+    estimate_s: Optional[float] = None
+    virtual_cluster: str = ""
+
+    def durations(self) -> dict[str, float]:
+        if (self.duration_s is None) == (self.iterations is None or self.iteration_time_s is None):
+            raise WorkloadError(f"job {self.job_id}: give either duration_s or iterations and iteration_time_s")
+        if self.duration_s is not None:
+            return _per_type(self.duration_s)
+        return {gpu: self.iterations * seconds for gpu, seconds in _per_type(self.iteration_time_s).items()}
+
+
+def _per_type(value: PerType) -> dict[str, float]:
+    return dict(value) if isinstance(value, Mapping) else {DEFAULT_GPU_TYPE: float(value)}
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Jobs as columns. ``durations[i, k]`` is job i's run time on
+    ``gpu_types[k]`` (inf where it cannot run there). The optional live-state
+    columns describe a cluster already in progress (see docs/sim.md)."""
+
+    job_ids: np.ndarray          # str
+    submit: np.ndarray           # float64 seconds on the source's clock
+    gpus: np.ndarray             # int64
+    durations: np.ndarray        # float64, jobs x GPU types
+    gpu_types: tuple[str, ...] = (DEFAULT_GPU_TYPE,)
+    virtual_cluster: Optional[np.ndarray] = None
+    lines: Optional[np.ndarray] = None
+    estimates: Optional[np.ndarray] = None
+    attained_gpu_s: Optional[np.ndarray] = None
+    done_fraction: Optional[np.ndarray] = None
+    running: Optional[np.ndarray] = None
+    source: str = "<memory>"
+    bad_rows: tuple[BadRow, ...] = field(default=())
+
+    def __post_init__(self):
+        n = len(self.submit)
+        if self.durations.shape != (n, len(self.gpu_types)):
+            raise WorkloadError(f"durations has shape {self.durations.shape}, expected {(n, len(self.gpu_types))}")
+        for name in ("job_ids", "gpus", "virtual_cluster", "lines", "estimates",
+                     "attained_gpu_s", "done_fraction", "running"):
+            column = getattr(self, name)
+            if column is not None and len(column) != n:
+                raise WorkloadError(f"column {name} has {len(column)} rows, expected {n}")
+
+    def __len__(self) -> int:
+        return len(self.submit)
+
+    @property
+    def duration(self) -> np.ndarray:
+        """Each job's run time on the GPU type it runs fastest on."""
+        return self.durations.min(axis=1)
+
+    def describe(self, index: int) -> str:
+        """Names job ``index`` the way a user can find it in the source."""
+        where = f" ({self.source}:{self.lines[index]})" if self.lines is not None else ""
+        return f"job {self.job_ids[index]}{where}"
+
+    def subset(self, mask: np.ndarray) -> "Workload":
+        changes = {}
+        for column in dataclasses.fields(self):
+            value = getattr(self, column.name)
+            if isinstance(value, np.ndarray):
+                changes[column.name] = value[mask]
+        return dataclasses.replace(self, **changes)
+
+    def window(self, start: Optional[float] = None, end: Optional[float] = None) -> "Workload":
+        """Jobs submitted in [start, end) (seconds on the source's clock)."""
+        mask = np.ones(len(self), dtype=bool)
+        if start is not None:
+            mask &= self.submit >= start
+        if end is not None:
+            mask &= self.submit < end
+        return self.subset(mask)
+
+    def in_virtual_cluster(self, name: str) -> "Workload":
+        if self.virtual_cluster is None:
+            raise WorkloadError("this workload has no virtual cluster column", self.source)
+        return self.subset(self.virtual_cluster == name)
+
+    @classmethod
+    def from_jobs(cls, jobs: Iterable[JobSpec], source: str = "<memory>") -> "Workload":
+        jobs = list(jobs)
+        per_job = [job.durations() for job in jobs]
+        gpu_types = tuple(dict.fromkeys(gpu for durations in per_job for gpu in durations)) or (DEFAULT_GPU_TYPE,)
+        durations = np.full((len(jobs), len(gpu_types)), np.inf)
+        for row, job_durations in enumerate(per_job):
+            for gpu, seconds in job_durations.items():
+                durations[row, gpu_types.index(gpu)] = seconds
+        estimates = [job.estimate_s for job in jobs]
+        return cls(
+            job_ids=np.array([job.job_id for job in jobs], dtype=object),
+            submit=np.array([job.submit_s for job in jobs], dtype=np.float64),
+            gpus=np.array([job.gpus for job in jobs], dtype=np.int64),
+            durations=durations,
+            gpu_types=gpu_types,
+            virtual_cluster=np.array([job.virtual_cluster for job in jobs], dtype=object),
+            estimates=None if None in estimates else np.array(estimates, dtype=np.float64),
+            source=source,
+        )
