@@ -107,6 +107,7 @@ public:
 
     int64_t kernels_total() const { return sink_.kernels_total(); }
     int64_t kernels_linked() const { return sink_.kernels_linked(); }
+    int64_t kernels_unlaunched() const { return sink_.kernels_unlaunched(); }
 };
 
 }  // namespace
@@ -126,7 +127,8 @@ void register_timeline(py::module_& m) {
         .def("features", &PyTimeline::features, "ops x features float32 matrix.")
         .def("threads", &PyTimeline::threads, "(pid, tid, string flags) per thread index.")
         .def_property_readonly("kernels_total", &PyTimeline::kernels_total)
-        .def_property_readonly("kernels_linked", &PyTimeline::kernels_linked);
+        .def_property_readonly("kernels_linked", &PyTimeline::kernels_linked)
+        .def_property_readonly("kernels_unlaunched", &PyTimeline::kernels_unlaunched);
     define_session_methods<PyTimeline>(cls);
 }
 

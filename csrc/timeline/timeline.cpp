@@ -98,16 +98,17 @@ void TimelineBuilder::on_event(const trace::Event& e) {
             const NameKind name_kind = kind_of_name(e.name);
             if (name_kind == NameKind::kStep) {
                 steps_.push_back({e.ts_ns, end, thread_of(e), e.name});
-            } else if (name_kind == NameKind::kOptimizerSpan) {
-                optimizer_spans_.push_back({e.ts_ns, end, thread_of(e), e.name});
             } else if (kind == EventKind::kHostOp && name_kind == NameKind::kPlain) {
                 host_ops_.push_back({e.ts_ns, end, thread_of(e), e.name, e.external_id, e.fwd_thread_id,
                                      e.input_dims, e.input_types});
+            } else {
+                if (name_kind == NameKind::kOptimizerSpan) optimizer_spans_.push_back({e.ts_ns, end, thread_of(e), e.name});
+                annotations_.push_back({e.ts_ns, end, thread_of(e), e.name});
             }
             break;
         }
         case EventKind::kRuntime:
-            runtime_calls_.push_back({e.ts_ns, end, thread_of(e), e.external_id, e.correlation});
+            runtime_calls_.push_back({e.ts_ns, end, thread_of(e), e.name, e.external_id, e.correlation});
             break;
         case EventKind::kKernel:
         case EventKind::kMemory:
@@ -119,6 +120,7 @@ void TimelineBuilder::on_event(const trace::Event& e) {
 
 void TimelineBuilder::finish() {
     nest_host_ops();
+    adopt_orphan_launches();
     order_ops_into_iterations();
     assign_phases();
     link_device_activity();
@@ -161,6 +163,86 @@ void TimelineBuilder::nest_host_ops() {
         }
         stack.push_back(index);
     }
+}
+
+// The innermost annotation of `thread` around `time`, or -1.
+int32_t TimelineBuilder::annotation_around(int32_t thread, int64_t time) const {
+    int32_t best = -1;
+    for (size_t i = 0; i < annotations_.size(); ++i) {
+        const Span& span = annotations_[i];
+        if (span.thread != thread || time < span.start || time > span.end) continue;
+        if (best < 0 || span.end - span.start < annotations_[static_cast<size_t>(best)].end -
+                                                      annotations_[static_cast<size_t>(best)].start)
+            best = static_cast<int32_t>(i);
+    }
+    return best;
+}
+
+// Launches outside every framework op (fused optimizers calling CUDA directly,
+// CUDA graph replays) still put work on the device: consecutive ones under
+// the same innermost annotation become one op named after it (or after the
+// runtime call when nothing encloses them), so no device work is dropped.
+void TimelineBuilder::adopt_orphan_launches() {
+    std::vector<size_t> orphans;
+    for (size_t i = 0; i < runtime_calls_.size(); ++i) {
+        const RuntimeCall& call = runtime_calls_[i];
+        if (call.correlation != kMissing && root_containing(call.thread, call.start) < 0) orphans.push_back(i);
+    }
+    std::sort(orphans.begin(), orphans.end(), [&](size_t a, size_t b) {
+        const RuntimeCall& x = runtime_calls_[a];
+        const RuntimeCall& y = runtime_calls_[b];
+        return x.thread != y.thread ? x.thread < y.thread : x.start < y.start;
+    });
+    int32_t group_annotation = -2;
+    int32_t group_op = -1;
+    for (size_t index : orphans) {
+        const RuntimeCall& call = runtime_calls_[index];
+        const int32_t annotation = annotation_around(call.thread, call.start);
+        const bool extends = group_op >= 0 && annotation == group_annotation && annotation >= 0 &&
+                             host_ops_[static_cast<size_t>(group_op)].thread == call.thread &&
+                             no_root_between(call.thread, host_ops_[static_cast<size_t>(group_op)].end, call.start);
+        if (extends) {
+            host_ops_[static_cast<size_t>(group_op)].end = std::max(host_ops_[static_cast<size_t>(group_op)].end, call.end);
+            continue;
+        }
+        const int32_t name = annotation >= 0 ? annotations_[static_cast<size_t>(annotation)].name : call.name;
+        group_op = static_cast<int32_t>(host_ops_.size());
+        group_annotation = annotation;
+        host_ops_.push_back({call.start, call.end, call.thread, name, kMissing, kMissing, -1, -1});
+        root_of_.push_back(group_op);
+        children_.emplace_back();
+    }
+    rebuild_roots_by_thread();
+}
+
+void TimelineBuilder::rebuild_roots_by_thread() {
+    roots_by_thread_.assign(thread_keys_.size(), {});
+    for (size_t i = 0; i < host_ops_.size(); ++i)
+        if (root_of_[i] == static_cast<int32_t>(i)) roots_by_thread_[static_cast<size_t>(host_ops_[i].thread)].push_back(static_cast<int32_t>(i));
+    for (auto& roots : roots_by_thread_)
+        std::sort(roots.begin(), roots.end(), [&](int32_t a, int32_t b) {
+            return host_ops_[static_cast<size_t>(a)].start < host_ops_[static_cast<size_t>(b)].start;
+        });
+}
+
+// The outermost host op of `thread` around `time` (index into host_ops_), or -1.
+int32_t TimelineBuilder::root_containing(int32_t thread, int64_t time) const {
+    if (thread < 0 || static_cast<size_t>(thread) >= roots_by_thread_.size()) return -1;
+    const auto& roots = roots_by_thread_[static_cast<size_t>(thread)];
+    auto after = std::upper_bound(roots.begin(), roots.end(), time, [&](int64_t t, int32_t root) {
+        return t < host_ops_[static_cast<size_t>(root)].start;
+    });
+    if (after == roots.begin()) return -1;
+    const int32_t root = *(after - 1);
+    return time <= host_ops_[static_cast<size_t>(root)].end ? root : -1;
+}
+
+bool TimelineBuilder::no_root_between(int32_t thread, int64_t from, int64_t to) const {
+    const auto& roots = roots_by_thread_[static_cast<size_t>(thread)];
+    auto first = std::upper_bound(roots.begin(), roots.end(), from, [&](int64_t t, int32_t root) {
+        return t < host_ops_[static_cast<size_t>(root)].start;
+    });
+    return first == roots.end() || host_ops_[static_cast<size_t>(*first)].start > to;
 }
 
 int32_t TimelineBuilder::iteration_at(int64_t time) const {
@@ -247,14 +329,8 @@ void TimelineBuilder::assign_phases() {
 }
 
 int32_t TimelineBuilder::op_containing(int32_t thread, int64_t time) const {
-    if (thread < 0 || static_cast<size_t>(thread) >= roots_by_thread_.size()) return -1;
-    const auto& roots = roots_by_thread_[static_cast<size_t>(thread)];
-    auto after = std::upper_bound(roots.begin(), roots.end(), time, [&](int64_t t, int32_t root) {
-        return t < host_ops_[static_cast<size_t>(root)].start;
-    });
-    if (after == roots.begin()) return -1;
-    const int32_t root = *(after - 1);
-    return time <= host_ops_[static_cast<size_t>(root)].end ? op_of_root_[static_cast<size_t>(root)] : -1;
+    const int32_t root = root_containing(thread, time);
+    return root < 0 ? -1 : op_of_root_[static_cast<size_t>(root)];
 }
 
 // Launch -> device activity by correlation; runtime call -> op by External id
@@ -295,6 +371,7 @@ void TimelineBuilder::link_device_activity() {
         if (activity.is_kernel) {
             ++kernels_total_;
             kernels_linked_ += op >= 0 ? 1 : 0;
+            kernels_unlaunched_ += op < 0 && launch == launches.end() ? 1 : 0;
         }
         const int32_t it = iteration_at(launch_time != kMissing ? launch_time : activity.start);
         if (it != kNoIteration) {

@@ -67,6 +67,8 @@ public:
     const std::vector<float>& features() const { return features_; }
     int64_t kernels_total() const { return kernels_total_; }
     int64_t kernels_linked() const { return kernels_linked_; }
+    // Kernels whose launch is not in the trace (launched before profiling began).
+    int64_t kernels_unlaunched() const { return kernels_unlaunched_; }
     // (pid, tid, pid/tid-is-string flags) of each dense thread index.
     const std::vector<std::tuple<int64_t, int64_t, uint8_t>>& threads() const { return thread_keys_; }
 
@@ -87,7 +89,7 @@ private:
     };
     struct RuntimeCall {
         int64_t start, end;
-        int32_t thread;
+        int32_t thread, name;
         int64_t external_id, correlation;
     };
     struct DeviceActivity {
@@ -105,6 +107,11 @@ private:
     int32_t thread_of(const trace::Event& event);
 
     void nest_host_ops();
+    void adopt_orphan_launches();
+    void rebuild_roots_by_thread();
+    int32_t annotation_around(int32_t thread, int64_t time) const;
+    int32_t root_containing(int32_t thread, int64_t time) const;
+    bool no_root_between(int32_t thread, int64_t from, int64_t to) const;
     void order_ops_into_iterations();
     void assign_phases();
     void link_device_activity();
@@ -121,6 +128,7 @@ private:
 
     std::vector<HostOp> host_ops_;
     std::vector<Span> steps_, optimizer_spans_;
+    std::vector<Span> annotations_;  // non-step annotations: context for launches outside ops
     std::vector<RuntimeCall> runtime_calls_;
     std::vector<DeviceActivity> device_activities_;
     int64_t trace_start_ = INT64_MAX, trace_end_ = INT64_MIN;
@@ -136,7 +144,7 @@ private:
     std::vector<IterationRecord> iterations_;
     std::vector<float> features_;
     InputCache inputs_;
-    int64_t kernels_total_ = 0, kernels_linked_ = 0;
+    int64_t kernels_total_ = 0, kernels_linked_ = 0, kernels_unlaunched_ = 0;
 };
 
 }  // namespace itercast::timeline

@@ -84,6 +84,8 @@ class Timeline:
         self.raw_metadata = dict(native.metadata())
         self.kernels_total = native.kernels_total
         self.kernels_linked = native.kernels_linked
+        #: kernels whose launch (runtime call) is not in the trace: started before profiling
+        self.kernels_unlaunched = native.kernels_unlaunched
         self.threads = native.threads()
         self.nbytes = native.bytes_fed
         self.path = name

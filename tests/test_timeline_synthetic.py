@@ -1,0 +1,89 @@
+"""A hand-made trace whose timeline is worked out on paper."""
+
+import json
+
+import pytest
+
+from itercast.timeline import read_timeline
+
+
+def x(name, cat, ts, dur, tid=1, pid=100, **args):
+    return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur, "args": args}
+
+
+def kernel(ts, dur, correlation):
+    return x("k", "kernel", ts, dur, tid=7, pid=0, correlation=correlation, stream=7)
+
+
+def launch(ts, correlation, tid=1):
+    return x("cudaLaunchKernel", "cuda_runtime", ts, 5, tid=tid, correlation=correlation)
+
+
+# Host events first, then GPU events, as Kineto writes them (times in us).
+EVENTS = [
+    x("ProfilerStep#1", "user_annotation", 0, 1000),
+    x("aten::linear", "cpu_op", 10, 90, **{"Input Dims": [[32, 128], [64, 128], [64]],
+                                           "Input type": ["float", "float", "float"]}),
+    x("aten::addmm", "cpu_op", 20, 70, **{"Input Dims": [[64], [32, 128], [128, 64]]}),
+    x("aten::relu", "cpu_op", 110, 40, **{"Input Dims": [[32, 64]], "Input type": ["c10::BFloat16"]}),
+    x("autograd::engine::evaluate_function: AddmmBackward0", "cpu_op", 200, 100, tid=2,
+      **{"Fwd thread id": 1, "Sequence number": 4}),
+    x("Optimizer.step#SGD.step", "user_annotation", 400, 100),
+    launch(30, 1), launch(120, 2), launch(210, 3, tid=2), launch(410, 4), launch(420, 5),
+    kernel(50, 30, 1), kernel(130, 30, 2), kernel(220, 40, 3), kernel(420, 20, 4), kernel(445, 5, 5),
+    kernel(2000, 5, 99),  # launched before the trace: no runtime call
+]
+
+
+@pytest.fixture(scope="module")
+def timeline():
+    return read_timeline(json.dumps({"traceEvents": EVENTS}).encode())
+
+
+def test_outermost_ops_in_order_with_phases(timeline):
+    names = list(timeline.op_names())
+    assert names == ["aten::linear", "aten::relu", "autograd::engine::evaluate_function: AddmmBackward0",
+                     "Optimizer.step#SGD.step"]
+    assert timeline.ops["phase"].tolist() == [0, 0, 1, 2]
+    assert timeline.ops["nested_ops"].tolist() == [1, 0, 0, 0]
+
+
+def test_kernels_link_through_nesting_threads_and_annotations(timeline):
+    assert timeline.ops["kernels"].tolist() == [1, 1, 1, 2]
+    assert (timeline.kernels_total, timeline.kernels_linked, timeline.kernels_unlaunched) == (6, 5, 1)
+    assert timeline.ops["queue_delay_ns"].tolist() == [20_000, 10_000, 10_000, 10_000 + 25_000]
+
+
+def test_labels_worked_out_by_hand(timeline):
+    us = 1000
+    assert (timeline.ops["duration_ns"] // us).tolist() == [30, 30, 40, 30]
+    assert (timeline.ops["gap_ns"] // us).tolist() == [50, 60, 160, 0]
+    (it,) = timeline.iterations
+    assert (it.head_ns, it.tail_ns, it.dur_ns) == (50 * us, 550 * us, 1000 * us)
+    assert it.gpu_busy_ns == 125 * us and (it.kernels, it.kernels_linked) == (5, 5)
+    assert it.device_timeline
+
+
+def test_flops_from_own_formula_not_double_counted(timeline):
+    assert timeline.ops["flops"][0] == 2 * 32 * 128 * 64
+    assert timeline.ops["bytes"][0] == (32 * 128 + 64 * 128 + 64) * 4
+    assert timeline.ops["flops"][1] == 32 * 64  # elementwise: one per element
+    assert timeline.ops["bytes"][1] == 32 * 64 * 2  # bfloat16
+
+
+def test_cpu_only_trace_labels_from_host_times():
+    events = [x("ProfilerStep#3", "cpu_op", 0, 100), x("aten::mm", "cpu_op", 10, 20),
+              x("aten::add", "cpu_op", 40, 10), x("aten::view", "cpu_op", 45, 2)]
+    timeline = read_timeline(json.dumps(events).encode())
+    (it,) = timeline.iterations
+    assert not it.device_timeline
+    assert list(timeline.op_names()) == ["aten::mm", "aten::add"]
+    assert (timeline.ops["duration_ns"] // 1000).tolist() == [20, 10]
+    assert (timeline.ops["gap_ns"] // 1000).tolist() == [10, 0]
+    assert (it.head_ns // 1000, it.tail_ns // 1000) == (10, 50)
+
+
+def test_no_profiler_step_means_one_iteration_over_the_trace():
+    timeline = read_timeline(json.dumps([x("aten::mm", "cpu_op", 5, 20), x("aten::add", "cpu_op", 40, 10)]).encode())
+    (it,) = timeline.iterations
+    assert (it.name, it.start_ns, it.dur_ns) == ("(whole trace)", 5000, 45000)
