@@ -203,9 +203,26 @@ OpClass classify_op(std::string_view canonical_name) {
     return OpClass::kOther;
 }
 
-bool estimate_cost(std::string_view canonical_name, OpClass op_class, const std::vector<InputShape>& inputs,
-                   const std::vector<DType>& dtypes, double& flops, double& bytes) {
+OpIdentity identify_op(std::string_view raw_name) {
+    OpIdentity identity;
+    identity.canonical_name = canonical_op_name(raw_name);
+    identity.op_class = classify_op(identity.canonical_name);
+    const auto& vocab = vocabulary();
+    const auto known = std::find(vocab.begin(), vocab.end(), identity.canonical_name);
+    identity.type_column = known != vocab.end()
+                               ? static_cast<int32_t>(known - vocab.begin())
+                               : static_cast<int32_t>(vocab.size() + fnv1a(identity.canonical_name) % kHashBuckets);
+    identity.backward = raw_name.substr(0, kAutogradPrefix.size()) == kAutogradPrefix ||
+                        identity.canonical_name.find("Backward") != std::string::npos ||
+                        identity.canonical_name.find("AccumulateGrad") != std::string::npos;
+    return identity;
+}
+
+bool estimate_cost(const OpIdentity& op, const std::vector<InputShape>& inputs, const std::vector<DType>& dtypes,
+                   double& flops, double& bytes) {
     if (inputs.empty()) return false;
+    const OpClass op_class = op.op_class;
+    const std::string_view canonical_name = op.canonical_name;
     bytes = input_bytes(inputs, dtypes);
     double estimate = -1;
     switch (op_class) {
@@ -267,15 +284,9 @@ size_t feature_count() { return feature_columns().size(); }
 void write_features(const OpStructure& op, float* out) {
     std::fill(out, out + feature_count(), 0.0f);
     float* at = out;
-    const auto& vocab = vocabulary();
-    const auto known = std::find(vocab.begin(), vocab.end(), op.canonical_name);
-    if (known != vocab.end()) {
-        at[known - vocab.begin()] = 1;
-    } else {
-        at[vocab.size() + fnv1a(op.canonical_name) % kHashBuckets] = 1;
-    }
-    at += vocab.size() + kHashBuckets;
-    at[static_cast<int>(classify_op(op.canonical_name))] = 1;
+    at[op.identity->type_column] = 1;
+    at += vocabulary().size() + kHashBuckets;
+    at[static_cast<int>(op.identity->op_class)] = 1;
     at += static_cast<int>(OpClass::kCount);
     at[static_cast<int>(op.phase)] = 1;
     at += 3;

@@ -23,9 +23,18 @@ enum class OpClass : uint8_t {
 std::string canonical_op_name(std::string_view name);
 OpClass classify_op(std::string_view canonical_name);
 
+// Everything derived from an op's name alone (computed once per distinct name).
+struct OpIdentity {
+    std::string canonical_name;
+    OpClass op_class = OpClass::kOther;
+    int32_t type_column = 0;  // its vocabulary column, or its hash bucket's
+    bool backward = false;    // an autograd node by its name
+};
+OpIdentity identify_op(std::string_view raw_name);
+
 // What the feature vector is built from.
 struct OpStructure {
-    std::string_view canonical_name;
+    const OpIdentity* identity = nullptr;
     Phase phase = Phase::kForward;
     const std::vector<InputShape>* inputs = nullptr;  // may be null
     const std::vector<DType>* dtypes = nullptr;       // may be null
@@ -36,8 +45,8 @@ struct OpStructure {
 
 // Estimated FLOPs and bytes read of one op from its own inputs; false when
 // the op has no formula (callers then sum its nested ops).
-bool estimate_cost(std::string_view canonical_name, OpClass op_class, const std::vector<InputShape>& inputs,
-                   const std::vector<DType>& dtypes, double& flops, double& bytes);
+bool estimate_cost(const OpIdentity& op, const std::vector<InputShape>& inputs, const std::vector<DType>& dtypes,
+                   double& flops, double& bytes);
 
 struct FeatureColumn {
     std::string name;

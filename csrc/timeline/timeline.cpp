@@ -18,14 +18,6 @@ bool starts_with(std::string_view text, std::string_view prefix) {
     return text.substr(0, prefix.size()) == prefix;
 }
 
-bool is_backward_name(std::string_view raw_name, std::string_view canonical) {
-    return starts_with(raw_name, "autograd::engine::evaluate_function") ||
-           canonical.find("Backward") != std::string_view::npos ||
-           canonical.find("AccumulateGrad") != std::string_view::npos;
-}
-
-// Ops are sorted by start, so `outer` starts no later than `inner`. A
-// zero-length op exactly at another's end is its sibling, not its child.
 template <class Interval>
 bool contains(const Interval& outer, const Interval& inner) {
     return inner.end <= outer.end && (inner.start < outer.end || inner.start == outer.start);
@@ -76,6 +68,19 @@ TimelineBuilder::NameKind TimelineBuilder::kind_of_name(int32_t name) {
     else if (starts_with(text, "##")) kind = NameKind::kContext;
     else kind = NameKind::kPlain;
     return kind;
+}
+
+const OpIdentity& TimelineBuilder::identity_of(int32_t name) {
+    const auto index = static_cast<size_t>(name);
+    if (index >= identities_.size()) {
+        identities_.resize(index + 1);
+        identified_.resize(index + 1, false);
+    }
+    if (!identified_[index]) {
+        identities_[index] = identify_op(strings_.at(name));
+        identified_[index] = true;
+    }
+    return identities_[index];
 }
 
 int32_t TimelineBuilder::thread_of(const trace::Event& event) {
@@ -308,9 +313,7 @@ void TimelineBuilder::assign_phases() {
     std::vector<int64_t> first_backward(iterations_.size(), INT64_MAX);
     for (OpRecord& op : ops_) {
         const HostOp& host = host_ops_[static_cast<size_t>(op_host_index_[static_cast<size_t>(&op - ops_.data())])];
-        const std::string_view raw = strings_.at(op.name);
-        const std::string canonical = canonical_op_name(raw);
-        if (host.fwd_thread_id != kMissing || is_backward_name(raw, canonical)) {
+        if (host.fwd_thread_id != kMissing || identity_of(op.name).backward) {
             op.phase = Phase::kBackward;
             if (op.iteration != kNoIteration)
                 first_backward[static_cast<size_t>(op.iteration)] =
@@ -449,8 +452,7 @@ void TimelineBuilder::compute_features() {
         if (op.input_dims >= 0) {
             const auto& dims = inputs_.dims(op.input_dims, strings_.at(op.input_dims));
             const auto& types = op.input_types >= 0 ? inputs_.types(op.input_types, strings_.at(op.input_types)) : no_types;
-            const std::string canonical = canonical_op_name(strings_.at(op.name));
-            known = estimate_cost(canonical, classify_op(canonical), dims, types, own_flops, own_bytes);
+            known = estimate_cost(identity_of(op.name), dims, types, own_flops, own_bytes);
             if (!dims.empty()) shaped[i] = index;
         }
         double child_flops = 0, child_bytes = 0;
@@ -478,9 +480,8 @@ void TimelineBuilder::compute_features() {
             op.input_dims = host_ops_[static_cast<size_t>(source)].input_dims;
             op.input_types = host_ops_[static_cast<size_t>(source)].input_types;
         }
-        const std::string canonical = canonical_op_name(strings_.at(op.name));
         OpStructure structure;
-        structure.canonical_name = canonical;
+        structure.identity = &identity_of(op.name);
         structure.phase = op.phase;
         structure.inputs = op.input_dims >= 0 ? &inputs_.dims(op.input_dims, strings_.at(op.input_dims)) : nullptr;
         structure.dtypes = op.input_types >= 0 ? &inputs_.types(op.input_types, strings_.at(op.input_types)) : nullptr;

@@ -105,6 +105,7 @@ private:
     EventKind kind_of_category(int32_t cat);
     NameKind kind_of_name(int32_t name);
     int32_t thread_of(const trace::Event& event);
+    const OpIdentity& identity_of(int32_t name);
 
     void nest_host_ops();
     void adopt_orphan_launches();
@@ -123,6 +124,8 @@ private:
     const trace::StringTable& strings_;
     std::vector<EventKind> category_kinds_;
     std::vector<NameKind> name_kinds_;
+    std::vector<OpIdentity> identities_;  // by name id; filled lazily
+    std::vector<bool> identified_;
     std::map<std::tuple<int64_t, int64_t, uint8_t>, int32_t> thread_ids_;
     std::vector<std::tuple<int64_t, int64_t, uint8_t>> thread_keys_;
 
