@@ -1,6 +1,6 @@
 import json
 
-from conftest import shared_dir
+from shared_data import shared_dir
 
 from itercast.cli import main
 from itercast.trace import read_trace

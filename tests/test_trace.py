@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import numpy as np
 import pytest
-from conftest import kineto_traces
+from shared_data import kineto_traces
 
 import itercast
 from itercast.trace import MISSING, read_trace

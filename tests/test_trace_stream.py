@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import shared_dir
+from shared_data import shared_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -1,9 +1,12 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <optional>
+
 #include "bindings/numpy_util.hpp"
 #include "bindings/register.hpp"
 #include "bindings/scan_session.hpp"
+#include "features/timeline_windows.hpp"
 #include "timeline/timeline.hpp"
 
 namespace py = pybind11;
@@ -32,6 +35,13 @@ py::array phase_column(const std::vector<Record>& records) {
     return to_numpy(std::move(values));
 }
 
+py::array class_column(const std::vector<OpRecord>& records) {
+    std::vector<uint8_t> values;
+    values.reserve(records.size());
+    for (const OpRecord& record : records) values.push_back(static_cast<uint8_t>(record.op_class));
+    return to_numpy(std::move(values));
+}
+
 template <class Record>
 py::array bool_column(const std::vector<Record>& records, bool Record::*field) {
     std::vector<uint8_t> values;
@@ -39,13 +49,43 @@ py::array bool_column(const std::vector<Record>& records, bool Record::*field) {
     return to_numpy(std::move(values));
 }
 
-// Scans a trace straight into an operator timeline.
+// Scans a trace straight into an operator timeline, and optionally its windows.
 class PyTimeline : public ScanSession<TimelineBuilder> {
 public:
+    explicit PyTimeline(int width, int stride, std::vector<float> extra) {
+        if (width > 0) windows_.emplace(features::WindowConfig{width, stride, std::move(extra)}, timeline::feature_count());
+    }
+
     void finish() {
         finish_scan();
         py::gil_scoped_release release;
         sink_.finish();
+        if (windows_) features::window_timeline(sink_, *windows_);
+    }
+
+    // Moves the windows out: x (windows x row), y (windows x width x 2), y_sum, index (windows x 3).
+    py::dict take_windows() {
+        if (!windows_) throw py::value_error("this Timeline was made without windows (width=0)");
+        features::WindowBuilder& w = *windows_;
+        const auto count = static_cast<py::ssize_t>(w.windows());
+        const auto width = static_cast<py::ssize_t>(w.config().width);
+        py::dict out;
+        out["x"] = to_numpy(std::move(w.x)).reshape({count, static_cast<py::ssize_t>(w.row_width())});
+        out["y"] = to_numpy(std::move(w.y)).reshape({count, width, py::ssize_t{2}});
+        out["y_sum"] = to_numpy(std::move(w.y_sum));
+        out["index"] = to_numpy(std::move(w.index_)).reshape({count, py::ssize_t{3}});
+        w.x.clear();
+        w.y.clear();
+        w.y_sum.clear();
+        w.index_.clear();
+        return out;
+    }
+
+    py::list window_columns() const {
+        if (!windows_) return py::list();
+        std::vector<std::string> op_names;
+        for (const auto& column : timeline::feature_columns()) op_names.push_back(column.name);
+        return py::cast(windows_->column_names(op_names));
     }
 
     py::dict ops() const {
@@ -54,6 +94,7 @@ public:
         out["iteration"] = column(ops, &OpRecord::iteration);
         out["name"] = column(ops, &OpRecord::name);
         out["phase"] = phase_column(ops);
+        out["op_class"] = class_column(ops);
         out["thread"] = column(ops, &OpRecord::thread);
         out["host_start_ns"] = column(ops, &OpRecord::host_start);
         out["host_end_ns"] = column(ops, &OpRecord::host_end);
@@ -108,6 +149,9 @@ public:
     int64_t kernels_total() const { return sink_.kernels_total(); }
     int64_t kernels_linked() const { return sink_.kernels_linked(); }
     int64_t kernels_unlaunched() const { return sink_.kernels_unlaunched(); }
+
+private:
+    std::optional<features::WindowBuilder> windows_;
 };
 
 }  // namespace
@@ -120,7 +164,11 @@ void register_timeline(py::module_& m) {
     }, "(name, meaning) of each per-op feature column, in order.");
 
     py::class_<PyTimeline> cls(m, "Timeline", "Scans a trace into iterations and an operator sequence");
-    cls.def(py::init<>())
+    cls.def(py::init<int, int, std::vector<float>>(), py::arg("width") = 0, py::arg("stride") = 3,
+                 py::arg("extra") = std::vector<float>{},
+                 "width > 0 also builds sliding windows (stride, and `extra` columns appended to each).")
+        .def("take_windows", &PyTimeline::take_windows, "Move the windows out as numpy arrays.")
+        .def("window_columns", &PyTimeline::window_columns, "Names of the columns of a window row.")
         .def("finish", &PyTimeline::finish, "End the stream and link the timeline.")
         .def("ops", &PyTimeline::ops, "Per-op columns (outermost ops in start order).")
         .def("iterations", &PyTimeline::iterations, "Per-iteration columns.")

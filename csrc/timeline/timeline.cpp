@@ -482,6 +482,7 @@ void TimelineBuilder::compute_features() {
         }
         OpStructure structure;
         structure.identity = &identity_of(op.name);
+        op.op_class = structure.identity->op_class;
         structure.phase = op.phase;
         structure.inputs = op.input_dims >= 0 ? &inputs_.dims(op.input_dims, strings_.at(op.input_dims)) : nullptr;
         structure.dtypes = op.input_types >= 0 ? &inputs_.types(op.input_types, strings_.at(op.input_types)) : nullptr;

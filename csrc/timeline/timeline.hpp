@@ -24,6 +24,7 @@ struct OpRecord {
     int32_t iteration = kNoIteration;
     int32_t name = -1;  // string id of the raw name
     Phase phase = Phase::kForward;
+    OpClass op_class = OpClass::kOther;
     int32_t thread = 0;  // dense index; see TimelineBuilder::threads()
     int64_t host_start = 0, host_end = 0;
     int32_t kernels = 0;          // kernels launched inside the op (nested calls included)

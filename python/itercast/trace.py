@@ -154,7 +154,16 @@ class TraceStream:
 
     Each ``feed`` returns the events completed by that chunk as a dict of numpy
     columns; string ids index :attr:`strings`, which grows as names appear.
+    ``TraceStream(width=12, stride=3)`` gives a :class:`itercast.features.WindowStream`
+    instead, whose output is sliding-window features.
     """
+
+    def __new__(cls, name: str | None = None, width: int | None = None, stride: int = 3, **options):
+        if width is not None:  # windows instead of events: see itercast.features.WindowStream
+            from itercast.features import WindowStream
+
+            return WindowStream(width=width, stride=stride, name=name, **options)
+        return super().__new__(cls)
 
     def __init__(self, name: str | None = None):
         self._scanner = _native.Scanner()
