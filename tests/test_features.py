@@ -1,6 +1,8 @@
 """Sliding windows: layout, tail handling, labels, and streaming equivalence."""
 
+import gzip
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -92,9 +94,7 @@ def test_labels_averaged_over_covering_windows_sum_back_to_op_time():
 @settings(max_examples=25, deadline=None)
 @given(sizes=st.lists(st.integers(min_value=1, max_value=3000), min_size=1, max_size=8))
 def test_streaming_with_random_chunks_is_bit_identical(sizes):
-    data = TRACE.read_bytes()
-    import gzip
-    raw = gzip.decompress(data)
+    raw = gzip.decompress(TRACE.read_bytes())
     whole = windows(raw)
     stream, position, index = WindowStream(), 0, 0
     while position < len(raw):
@@ -123,3 +123,10 @@ def test_trace_stream_with_a_width_streams_windows():
     assert isinstance(stream, WindowStream)
     stream.feed(cpu_trace([9]))
     assert stream.close().index[:, 1].tolist() == [0, 2, 4, 6]
+
+
+def test_docs_list_every_feature_column():
+    from itercast.timeline import feature_table_markdown
+
+    docs = Path(__file__).resolve().parent.parent / "docs" / "features.md"
+    assert feature_table_markdown() in docs.read_text()
