@@ -104,7 +104,7 @@ void TimelineBuilder::on_event(const trace::Event& e) {
             if (name_kind == NameKind::kStep) {
                 steps_.push_back({e.ts_ns, end, thread_of(e), e.name});
             } else if (kind == EventKind::kHostOp && name_kind == NameKind::kPlain) {
-                host_ops_.push_back({e.ts_ns, end, thread_of(e), e.name, e.external_id, e.fwd_thread_id,
+                host_ops_.push_back({e.ts_ns, end, thread_of(e), e.name, e.external_id,
                                      e.input_dims, e.input_types});
             } else {
                 if (name_kind == NameKind::kOptimizerSpan) optimizer_spans_.push_back({e.ts_ns, end, thread_of(e), e.name});
@@ -213,7 +213,7 @@ void TimelineBuilder::adopt_orphan_launches() {
         const int32_t name = annotation >= 0 ? annotations_[static_cast<size_t>(annotation)].name : call.name;
         group_op = static_cast<int32_t>(host_ops_.size());
         group_annotation = annotation;
-        host_ops_.push_back({call.start, call.end, call.thread, name, kMissing, kMissing, -1, -1});
+        host_ops_.push_back({call.start, call.end, call.thread, name, kMissing, -1, -1});
         root_of_.push_back(group_op);
         children_.emplace_back();
     }
@@ -307,13 +307,13 @@ void TimelineBuilder::order_ops_into_iterations() {
     }
 }
 
-// Forward, then backward from the first autograd op of the iteration, and
+// Forward, then backward from the first autograd node of the iteration, and
 // optimizer inside Optimizer.* spans of the same thread.
 void TimelineBuilder::assign_phases() {
     std::vector<int64_t> first_backward(iterations_.size(), INT64_MAX);
     for (OpRecord& op : ops_) {
-        const HostOp& host = host_ops_[static_cast<size_t>(op_host_index_[static_cast<size_t>(&op - ops_.data())])];
-        if (host.fwd_thread_id != kMissing || identity_of(op.name).backward) {
+        // "Fwd thread id" is no backward marker: forward ops carry it too (as 0) since torch 2.x.
+        if (identity_of(op.name).backward) {
             op.phase = Phase::kBackward;
             if (op.iteration != kNoIteration)
                 first_backward[static_cast<size_t>(op.iteration)] =

@@ -80,7 +80,7 @@ private:
     struct HostOp {
         int64_t start, end;
         int32_t thread, name;
-        int64_t external_id, fwd_thread_id;
+        int64_t external_id;
         int32_t input_dims, input_types;
         int32_t parent = -1;
     };
