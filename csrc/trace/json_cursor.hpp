@@ -83,31 +83,11 @@ inline uint32_t eight_digits_value(uint64_t v) {
     return static_cast<uint32_t>(v);
 }
 
-// How many of the 8 bytes in v (little-endian) are leading ASCII digits.
-inline int leading_digit_count(uint64_t v) {
-    const uint64_t below_zero = (v - 0x3030303030303030ULL) & ~v;       // high bit set where byte < '0'
-    const uint64_t above_nine = (v + 0x4646464646464646ULL) | v;        // high bit set where byte > '9'
-    const uint64_t not_digit = (below_zero | above_nine) & 0x8080808080808080ULL;
-    return not_digit ? __builtin_ctzll(not_digit) / 8 : 8;
-}
-
 // Appends the digits at q to mantissa (wrapping past 19 digits: callers check the count).
 inline const char* accumulate_digits(const char* q, const char* end, uint64_t& mantissa) {
-    static constexpr uint64_t kPow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
-    while (end - q >= 8) {
-        const uint64_t v = load_u64(q);
-        const int count = leading_digit_count(v);
-        if (count == 8) {
-            mantissa = mantissa * 100000000ULL + eight_digits_value(v);
-            q += 8;
-            continue;
-        }
-        if (count > 0) {
-            // Shift the digits to the top and pad below with '0': "123" -> "00000123".
-            const uint64_t padded = (v << (8 * (8 - count))) | (0x3030303030303030ULL >> (8 * count));
-            mantissa = mantissa * kPow10[count] + eight_digits_value(padded);
-        }
-        return q + count;
+    while (end - q >= 8 && is_eight_digits(load_u64(q))) {
+        mantissa = mantissa * 100000000ULL + eight_digits_value(load_u64(q));
+        q += 8;
     }
     while (q < end && static_cast<unsigned>(*q - '0') < 10) mantissa = mantissa * 10 + static_cast<unsigned>(*q++ - '0');
     return q;
