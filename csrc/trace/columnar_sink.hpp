@@ -19,6 +19,14 @@ public:
     }
 
     size_t size() const { return offset.size(); }
+
+    // Makes room for `events` more events, so that columns do not regrow (and
+    // copy) while a trace of known size is scanned.
+    void reserve(size_t events) {
+#define ITERCAST_RESERVE_COLUMN(type, field) field.reserve(field.size() + events);
+        ITERCAST_EVENT_COLUMNS(ITERCAST_RESERVE_COLUMN)
+#undef ITERCAST_RESERVE_COLUMN
+    }
 };
 
 }  // namespace itercast::trace

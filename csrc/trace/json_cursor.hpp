@@ -154,6 +154,18 @@ public:
         return *p;
     }
 
+    // At a letter: moves past `literal` and returns true if it is next (NeedMore if it may be).
+    bool take_literal(const char* literal) {
+        const size_t size = std::strlen(literal);
+        if (static_cast<size_t>(end - p) < size) {
+            if (std::memcmp(p, literal, static_cast<size_t>(end - p)) == 0) throw NeedMore{};
+            return false;
+        }
+        if (std::memcmp(p, literal, size) != 0) return false;
+        p += size;
+        return true;
+    }
+
     void expect(char wanted, const char* what) {
         if (peek() != wanted) fail(std::string("expected ") + what);
         ++p;

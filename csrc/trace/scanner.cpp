@@ -17,7 +17,11 @@ std::string_view read_key(Cursor& c, std::string& scratch) {
     const char* at = c.p;
     bool escaped = false;
     std::string_view body = c.string_body(escaped);
-    c.expect(':', "':' after a key");
+    if (c.p < c.end && *c.p == ':') {
+        ++c.p;  // the usual "key": with no space before the colon
+    } else {
+        c.expect(':', "':' after a key");
+    }
     if (!escaped) return body;
     scratch.clear();
     if (!unescape_json_string(body, scratch)) c.fail_at(at, "invalid escape in key");
@@ -42,24 +46,15 @@ int32_t intern_raw(Cursor& c, StringTable& strings) {
     return strings.intern(std::string_view(start, static_cast<size_t>(c.p - start)));
 }
 
-// True (and moves past it) if the next value is the literal null.
-bool take_null(Cursor& c) {
-    if (c.peek() != 'n') return false;
-    if (c.end - c.p < 4) throw NeedMore{};
-    if (std::memcmp(c.p, "null", 4) != 0) c.fail("expected a JSON value");
-    c.p += 4;
-    return true;
-}
-
-bool next_is_number(Cursor& c) {
-    const char ch = c.peek();
-    return ch == '-' || (ch >= '0' && ch <= '9');
-}
+bool starts_number(char first) { return first == '-' || static_cast<unsigned>(first - '0') < 10; }
 
 // Microsecond text -> integer nanoseconds, without a floating-point round trip.
 int64_t read_time_ns(Cursor& c, const char* field) {
-    if (take_null(c)) return kMissing;
-    if (!next_is_number(c)) c.fail(std::string(field) + " is not a number");
+    const char first = c.peek();
+    if (!starts_number(first)) {
+        if (first == 'n' && c.take_literal("null")) return kMissing;
+        c.fail(std::string(field) + " is not a number");
+    }
     const char* at = c.p;
     const Decimal value = c.number();
     int64_t ns;
@@ -69,7 +64,7 @@ int64_t read_time_ns(Cursor& c, const char* field) {
 
 // An integer field; any other JSON value (string, fraction, bool) leaves it missing.
 int64_t read_int(Cursor& c) {
-    if (!next_is_number(c)) {
+    if (!starts_number(c.peek())) {
         c.skip_value();
         return kMissing;
     }

@@ -165,8 +165,9 @@ class TraceStream:
             return WindowStream(width=width, stride=stride, name=name, **options)
         return super().__new__(cls)
 
-    def __init__(self, name: str | None = None):
-        self._scanner = _native.Scanner()
+    def __init__(self, name: str | None = None, size_hint: int = 0):
+        """``size_hint``: expected uncompressed bytes, if known (sizes the first batch's columns)."""
+        self._scanner = _native.Scanner(size_hint)
         self._strings: list[str] = []
         self.name = name
 
@@ -258,7 +259,7 @@ def _inflate(chunks: Iterator[bytes], name: str, max_out: int = CHUNK_SIZE) -> I
 
 def read_trace(source: Source, chunk_size: int = CHUNK_SIZE) -> Trace:
     """Scans a whole trace (path, ``.json``/``.json.gz``/``.tmp``, or bytes) into a :class:`Trace`."""
-    scanner = _native.Scanner()
+    scanner = _native.Scanner(uncompressed_size_hint(source))
     name = scan_source(scanner, source, chunk_size)
     return Trace(scanner.take_events(), scanner.strings(), scanner.metadata(), scanner.bytes_fed, name)
 
@@ -284,6 +285,24 @@ def scan_source(session, source: Source, chunk_size: int = CHUNK_SIZE) -> str | 
             error.args = (error._describe(),)
         raise
     return name
+
+
+def uncompressed_size_hint(source: Source) -> int:
+    """Expected uncompressed size: gzip's ISIZE trailer (the size mod 2**32) or the file size."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data = memoryview(source)
+        if data[:2].tobytes() == GZIP_MAGIC:
+            return int.from_bytes(data[-4:].tobytes(), "little") if len(data) >= 4 else 0
+        return len(data)
+    path = os.fspath(source)
+    try:
+        with open(path, "rb") as handle:
+            if handle.read(2) != GZIP_MAGIC:
+                return os.fstat(handle.fileno()).st_size
+            handle.seek(-4, os.SEEK_END)
+            return int.from_bytes(handle.read(4), "little")
+    except OSError:
+        return 0
 
 
 def line_at(source: Source, offset: int) -> int | None:
