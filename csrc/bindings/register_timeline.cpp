@@ -157,6 +157,8 @@ private:
 }  // namespace
 
 void register_timeline(py::module_& m) {
+    m.def("canonical_op_name", [](const std::string& name) { return timeline::canonical_op_name(name); },
+          "The op name the features see (autograd prefix and node version removed).");
     m.def("feature_columns", [] {
         py::list out;
         for (const auto& column : timeline::feature_columns()) out.append(py::make_tuple(column.name, column.meaning));

@@ -77,6 +77,16 @@ def windows(source: Source, width: int = DEFAULT_WIDTH, stride: int = DEFAULT_ST
     return _take(native, width, stride)
 
 
+def timeline_and_windows(source: Source, width: int = DEFAULT_WIDTH, stride: int = DEFAULT_STRIDE,
+                         extra: Sequence[float] = (), chunk_size: int = CHUNK_SIZE):
+    """The :class:`~itercast.timeline.Timeline` and its :class:`Windows` from one pass over a trace."""
+    from itercast.timeline import Timeline
+
+    native = _native_timeline(width, stride, extra)
+    name = scan_source(native, source, chunk_size)
+    return Timeline(native, name), _take(native, width, stride)
+
+
 class WindowStream:
     """Bytes in, windows out: ``feed()`` chunks of any size, ``close()`` at the end.
 

@@ -145,6 +145,11 @@ class Timeline:
         return pd.concat([frame, features], axis=1)
 
 
+def canonical_names(names) -> list[str]:
+    """Op names as the features see them (autograd wrapper prefix and node version removed)."""
+    return [_native.canonical_op_name(name) for name in names]
+
+
 def feature_table_markdown() -> str:
     """The per-op feature columns as a Markdown table (docs/features.md holds a copy)."""
     rows = ["| # | column | meaning |", "|---|---|---|"]

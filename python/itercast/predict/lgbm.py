@@ -1,0 +1,100 @@
+"""LightGBM on window rows: one booster for op durations, one for gaps."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from itercast.predict.rows import all_pairs, one_pair_per_op, op_sums, rows_of
+
+DEFAULT_PARAMS = {
+    "learning_rate": 0.08,
+    "num_leaves": 63,
+    "min_data_in_leaf": 20,
+    "feature_fraction": 0.8,
+    "bagging_fraction": 0.8,
+    "bagging_freq": 1,
+    "max_bin": 63,
+    "verbose": -1,
+    "num_threads": 0,
+}
+OBJECTIVES = ("l2", "log")
+
+
+def to_target(ns: np.ndarray, objective: str) -> np.ndarray:
+    """Labels in microseconds; 'log' compresses them (sign kept: device gaps can be negative)."""
+    us = ns / 1000.0
+    return np.sign(us) * np.log1p(np.abs(us)) if objective == "log" else us
+
+
+def from_target(values: np.ndarray, objective: str) -> np.ndarray:
+    us = np.sign(values) * np.expm1(np.abs(values)) if objective == "log" else values
+    return us * 1000.0
+
+
+class WindowLGBM:
+    """Predicts each op's duration and gap from its window; sums per iteration."""
+
+    name = "lightgbm"
+
+    def __init__(self, objective: str = "l2", rounds: int = 300, params: dict | None = None, seed: int = 0,
+                 rows: str = "one"):
+        if objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {OBJECTIVES}")
+        self.objective, self.rounds, self.seed, self.rows = objective, rounds, seed, rows
+        self.params = {**DEFAULT_PARAMS, **(params or {}), "seed": seed}
+        self.boosters: dict[str, object] = {}
+
+    def _training_rows(self, samples):
+        rng = np.random.default_rng(self.seed)
+        pick = all_pairs if self.rows == "all" else (lambda w: one_pair_per_op(w, rng))
+        return rows_of(samples, pick)
+
+    def fit(self, samples, client=None) -> "WindowLGBM":
+        import lightgbm
+
+        rows = self._training_rows(samples)
+        for label, values in (("duration", rows.duration), ("gap", rows.gap)):
+            target = to_target(values, self.objective)
+            if client is not None:
+                self.boosters[label] = _fit_on_dask(client, rows.x, target, self.params, self.rounds)
+            else:
+                data = lightgbm.Dataset(rows.x, target, free_raw_data=True)
+                self.boosters[label] = lightgbm.train({**self.params, "objective": "regression"}, data,
+                                                      num_boost_round=self.rounds)
+        return self
+
+    def predict_op_time(self, samples) -> np.ndarray:
+        """Per sample: summed predicted duration + gap of its ops, ns."""
+        rows = rows_of(samples, all_pairs)
+        total = sum(from_target(self.boosters[label].predict(rows.x), self.objective)
+                    for label in ("duration", "gap"))
+        return op_sums(rows, total, len(samples))
+
+    def to_dict(self) -> dict:
+        return {"objective": self.objective, "rounds": self.rounds, "seed": self.seed, "rows": self.rows,
+                "params": self.params,
+                "boosters": {label: booster.model_to_string() for label, booster in self.boosters.items()}}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "WindowLGBM":
+        import lightgbm
+
+        model = cls(data["objective"], data["rounds"], data["params"], data["seed"], data.get("rows", "one"))
+        model.boosters = {label: lightgbm.Booster(model_str=text) for label, text in data["boosters"].items()}
+        return model
+
+
+def _fit_on_dask(client, x: np.ndarray, target: np.ndarray, params: dict, rounds: int):
+    """Trains with lightgbm.dask on the client's workers; returns a plain Booster."""
+    import dask.array as da
+    from lightgbm.dask import DaskLGBMRegressor
+
+    workers = max(1, len(client.scheduler_info()["workers"]))
+    chunk = max(1, -(-len(x) // workers))
+    dx = da.from_array(x, chunks=(chunk, x.shape[1]))
+    dy = da.from_array(target, chunks=chunk)
+    options = {k: v for k, v in params.items() if k not in ("verbose", "num_threads", "seed")}
+    regressor = DaskLGBMRegressor(client=client, n_estimators=rounds, random_state=params.get("seed", 0),
+                                  verbose=-1, **options)
+    regressor.fit(dx, dy)
+    return regressor.to_local().booster_

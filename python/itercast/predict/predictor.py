@@ -1,0 +1,208 @@
+"""The Predictor: fit on a labelled dataset, predict any trace's iteration time, save and load.
+
+One model per target hardware. Each predicts every op's duration and gap
+from its window (LightGBM), averages over covering windows and sums: that
+is the iteration time *as profiled*. A per-hardware linear reconciliation,
+learned from the collection's two labels, maps it to the time the job sees
+without a profiler attached: unprofiled_ms = a * profiled_ms + c * ops.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from itercast.errors import ItercastError
+from itercast.features import DEFAULT_STRIDE, DEFAULT_WIDTH, Windows, timeline_and_windows
+from itercast.predict.dataset import Dataset, TraceSample, featurise
+from itercast.predict.lgbm import WindowLGBM
+from itercast.timeline import FEATURE_SCHEMA_VERSION, canonical_names
+
+MODEL_FORMAT = "itercast-model"
+MODEL_VERSION = 1
+
+
+@dataclass
+class Reconciliation:
+    """unprofiled_ms = scale * profiled_ms + per_op_ms * ops, fitted by least squares."""
+
+    scale: float = 1.0
+    per_op_ms: float = 0.0
+
+    @classmethod
+    def fit(cls, profiled_ms: np.ndarray, ops: np.ndarray, unprofiled_ms: np.ndarray) -> "Reconciliation":
+        design = np.stack([profiled_ms, ops], axis=1)
+        (scale, per_op), *_ = np.linalg.lstsq(design, unprofiled_ms, rcond=None)
+        return cls(float(scale), float(per_op))
+
+    def apply(self, profiled_ms, ops):
+        return self.scale * np.asarray(profiled_ms) + self.per_op_ms * np.asarray(ops)
+
+
+@dataclass
+class HardwareModel:
+    """Everything needed to predict for one target hardware."""
+
+    hardware: str
+    window_model: WindowLGBM
+    head_tail_ns: float
+    reconciliation: Reconciliation
+    vocabulary: set[str]
+    summary: dict = field(default_factory=dict)
+
+    def predict_samples(self, samples: list[TraceSample]) -> tuple[np.ndarray, np.ndarray]:
+        """(profiled_ms, unprofiled_ms) per sample."""
+        profiled_ms = (self.window_model.predict_op_time(samples) + self.head_tail_ns) / 1e6
+        ops = np.array([s.op_count for s in samples], dtype=float)
+        return profiled_ms, self.reconciliation.apply(profiled_ms, ops)
+
+
+def fit_hardware_model(hardware: str, samples: list[TraceSample], window_model: WindowLGBM,
+                       client=None) -> HardwareModel:
+    start = time.perf_counter()
+    window_model.fit(samples, client=client)
+    profiled = np.array([s.profiled_ns for s in samples]) / 1e6
+    ops = np.array([s.op_count for s in samples], dtype=float)
+    unprofiled = np.array([s.config.step_ms for s in samples])
+    reconciliation = Reconciliation.fit(profiled, ops, unprofiled)
+    vocabulary = {name for s in samples for name in s.op_names}
+    summary = {"configs": len(samples), "models": len({s.config.model for s in samples}),
+               "families": sorted({s.config.family for s in samples}),
+               "ops": int(ops.sum()), "train_seconds": round(time.perf_counter() - start, 2),
+               "median_step_ms": float(np.median(unprofiled)),
+               "median_profiler_inflation": float(np.median(profiled / unprofiled))}
+    head_tail = float(np.median([s.head_tail_ns for s in samples]))
+    return HardwareModel(hardware, window_model, head_tail, reconciliation, vocabulary, summary)
+
+
+@dataclass
+class IterationPrediction:
+    name: str
+    predicted_ms: float  # without a profiler, on the target hardware
+    predicted_profiled_ms: float
+    measured_ms: float | None  # the trace's own ProfilerStep duration, if any
+    ops: int
+
+
+@dataclass
+class Prediction:
+    predicted_ms: float
+    hardware: str
+    iterations: list[IterationPrediction]
+    unseen_fraction: float  # ops whose type never appeared in training
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {"predicted_ms": self.predicted_ms, "hardware": self.hardware,
+                "unseen_op_fraction": self.unseen_fraction, "seconds": self.seconds,
+                "iterations": [asdict(it) for it in self.iterations]}
+
+
+class Predictor:
+    """Iteration-time predictor, read like LightGBM's: fit / predict / save / load."""
+
+    def __init__(self, width: int = DEFAULT_WIDTH, stride: int = DEFAULT_STRIDE, objective: str = "l2",
+                 rounds: int = 300, params: dict | None = None, seed: int = 0):
+        self.width, self.stride = width, stride
+        self.objective, self.rounds, self.params, self.seed = objective, rounds, params, seed
+        self.models: dict[str, HardwareModel] = {}
+
+    def new_window_model(self) -> WindowLGBM:
+        return WindowLGBM(self.objective, self.rounds, self.params, self.seed)
+
+    def fit(self, data: Dataset | list[TraceSample], client=None) -> "Predictor":
+        """Trains one model per hardware key of the dataset (or of the given samples)."""
+        samples = featurise(data.configs, self.width, self.stride, client) if isinstance(data, Dataset) else data
+        by_hardware: dict[str, list[TraceSample]] = {}
+        for sample in samples:
+            by_hardware.setdefault(sample.config.hardware, []).append(sample)
+        for key, group in sorted(by_hardware.items()):
+            self.models[key] = fit_hardware_model(key, group, self.new_window_model(), client)
+        return self
+
+    @property
+    def hardware(self) -> list[str]:
+        return sorted(self.models)
+
+    def model_for(self, hardware: str | None) -> HardwareModel:
+        if not self.models:
+            raise ItercastError("the predictor has not been fitted")
+        if hardware is None:
+            if len(self.models) > 1:
+                raise ItercastError(f"the model holds several targets; choose one of {self.hardware}")
+            return next(iter(self.models.values()))
+        matches = [key for key in self.models if key == hardware or hardware in key]
+        if len(matches) != 1:
+            raise ItercastError(f"no single target matches {hardware!r}; the model has {self.hardware}")
+        return self.models[matches[0]]
+
+    def predict(self, trace, hardware: str | None = None) -> Prediction:
+        """Predicts the iteration time of the job in ``trace`` (path or bytes) on the target hardware.
+
+        Only structure is used (op types, shapes, dtypes, phases, order): measured times are ignored.
+        """
+        start = time.perf_counter()
+        model = self.model_for(hardware)
+        timeline, windows = timeline_and_windows(trace, self.width, self.stride)
+        samples, names = [], []
+        for it in timeline.iterations:
+            keep = windows.index[:, 0] == it.index
+            part = Windows(windows.x[keep], windows.y[keep], windows.y_sum[keep], windows.index[keep],
+                           self.width, self.stride, windows.columns)
+            samples.append(TraceSample(None, part, it.ops.stop - it.ops.start, 0.0, float(it.dur_ns)))
+            names.extend(canonical_names(timeline.op_names()[it.ops]))
+        usable = [s for s in samples if s.op_count > 0]
+        if not usable:
+            raise ItercastError(f"{timeline.path or 'trace'}: no framework ops to predict from")
+        profiled, unprofiled = model.predict_samples(usable)
+        iterations, k = [], 0
+        for it, sample in zip(timeline.iterations, samples):
+            if sample.op_count == 0:
+                continue
+            measured = it.dur_ns / 1e6 if it.name != "(whole trace)" else None
+            iterations.append(IterationPrediction(it.name, float(unprofiled[k]), float(profiled[k]), measured,
+                                                  sample.op_count))
+            k += 1
+        unseen = sum(name not in model.vocabulary for name in names) / max(1, len(names))
+        return Prediction(float(np.median(unprofiled)), model.hardware, iterations, unseen,
+                          time.perf_counter() - start)
+
+    # -- persistence ---------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> None:
+        document = {
+            "format": MODEL_FORMAT, "version": MODEL_VERSION, "feature_schema": FEATURE_SCHEMA_VERSION,
+            "width": self.width, "stride": self.stride, "objective": self.objective, "rounds": self.rounds,
+            "seed": self.seed,
+            "hardware": {key: {"window_model": m.window_model.to_dict(), "head_tail_ns": m.head_tail_ns,
+                               "reconciliation": asdict(m.reconciliation), "vocabulary": sorted(m.vocabulary),
+                               "summary": m.summary}
+                         for key, m in self.models.items()},
+        }
+        Path(path).write_text(json.dumps(document))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Predictor":
+        try:
+            document = json.loads(Path(path).read_text())
+        except (OSError, ValueError) as error:
+            raise ItercastError(f"{path}: not a readable itercast model ({error})") from None
+        if not isinstance(document, dict) or document.get("format") != MODEL_FORMAT:
+            raise ItercastError(f"{path}: not an itercast model file")
+        if document.get("version") != MODEL_VERSION:
+            raise ItercastError(f"{path}: model file version {document.get('version')}, "
+                                f"this itercast reads version {MODEL_VERSION}")
+        if document.get("feature_schema") != FEATURE_SCHEMA_VERSION:
+            raise ItercastError(f"{path}: the model was trained on feature schema {document.get('feature_schema')},"
+                                f" this itercast computes schema {FEATURE_SCHEMA_VERSION}: retrain it")
+        predictor = cls(document["width"], document["stride"], document["objective"], document["rounds"],
+                        seed=document.get("seed", 0))
+        for key, entry in document["hardware"].items():
+            predictor.models[key] = HardwareModel(
+                key, WindowLGBM.from_dict(entry["window_model"]), entry["head_tail_ns"],
+                Reconciliation(**entry["reconciliation"]), set(entry["vocabulary"]), entry.get("summary", {}))
+        return predictor

@@ -1,0 +1,100 @@
+"""From windows to model rows and back: one row per (window, position) of an op.
+
+A row holds the op's own feature block, the window's aggregates, its position
+in the window and a compact view of its neighbours. A model predicts each
+op's duration and gap once per window covering it; predictions are averaged
+per op and summed over the iteration, as ETS combines windows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from itercast.features import Windows
+from itercast.timeline import FEATURE_COLUMNS
+
+OP_FEATURES = [name for name, _ in FEATURE_COLUMNS]
+F = len(OP_FEATURES)
+_CLASS_COLUMNS = [i for i, name in enumerate(OP_FEATURES) if name.startswith("class=")]
+_LOG_FLOPS = OP_FEATURES.index("log_flops")
+_LOG_BYTES = OP_FEATURES.index("log_bytes")
+AGGREGATES = 24
+NEIGHBOUR_FEATURES = ("is_op", "class", "log_flops", "log_bytes")
+
+
+def row_columns(window_columns: list[str], width: int) -> list[str]:
+    aggregates = window_columns[width * (F + 1): width * (F + 1) + AGGREGATES]
+    neighbours = [f"{side}.{name}" for side in ("prev", "next") for name in NEIGHBOUR_FEATURES]
+    return OP_FEATURES + aggregates + neighbours + ["position", "window_ops", "relative_position"]
+
+
+@dataclass
+class Rows:
+    x: np.ndarray  # (rows, columns) float32
+    duration: np.ndarray  # (rows,) ns, from the window labels
+    gap: np.ndarray
+    op: np.ndarray  # (rows,) op position in its iteration
+    sample: np.ndarray  # (rows,) which TraceSample the row came from
+
+
+def _neighbour(blocks: np.ndarray, window: np.ndarray, position: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    block = blocks[window, np.clip(position, 0, blocks.shape[1] - 1)]
+    out = np.stack([block[:, 0], np.argmax(block[:, 1:][:, _CLASS_COLUMNS], axis=1).astype(np.float32),
+                    block[:, 1 + _LOG_FLOPS], block[:, 1 + _LOG_BYTES]], axis=1)
+    out[~valid] = 0
+    return out
+
+
+def window_rows(windows: Windows, pairs: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Feature rows for the given (window, position) pairs."""
+    window, position = pairs
+    width = windows.width
+    blocks = windows.x[:, : width * (F + 1)].reshape(len(windows), width, F + 1)
+    count = windows.index[window, 2]
+    own = blocks[window, position, 1:]
+    aggregates = windows.x[window, width * (F + 1): width * (F + 1) + AGGREGATES]
+    previous = _neighbour(blocks, window, position - 1, position > 0)
+    following = _neighbour(blocks, window, position + 1, position + 1 < count)
+    where = np.stack([position, count, position / np.maximum(count, 1)], axis=1).astype(np.float32)
+    return np.hstack([own, aggregates, previous, following, where]).astype(np.float32, copy=False)
+
+
+def all_pairs(windows: Windows) -> tuple[np.ndarray, np.ndarray]:
+    """Every (window, position) holding an op."""
+    return np.nonzero(windows.mask)
+
+
+def one_pair_per_op(windows: Windows, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Each op once, in one of the windows covering it picked at random (4x fewer rows at stride 3)."""
+    window, position = all_pairs(windows)
+    op = windows.index[window, 1] + position
+    order = np.lexsort((rng.random(len(op)), op))
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = op[order][1:] != op[order][:-1]
+    keep = order[first]
+    return window[keep], position[keep]
+
+
+def rows_of(samples, pairs_of) -> Rows:
+    """Stacks the rows of many samples; ``pairs_of(windows)`` picks the (window, position) pairs."""
+    xs, durations, gaps, ops, owners = [], [], [], [], []
+    for index, sample in enumerate(samples):
+        windows = sample.windows
+        window, position = pairs_of(windows)
+        xs.append(window_rows(windows, (window, position)))
+        durations.append(windows.y[window, position, 0])
+        gaps.append(windows.y[window, position, 1])
+        ops.append(windows.index[window, 1] + position)
+        owners.append(np.full(len(window), index))
+    return Rows(np.vstack(xs), np.concatenate(durations), np.concatenate(gaps), np.concatenate(ops),
+                np.concatenate(owners))
+
+
+def op_sums(rows: Rows, predicted: np.ndarray, samples: int) -> np.ndarray:
+    """Per sample: predictions averaged over each op's covering windows, summed over its ops."""
+    key = rows.sample.astype(np.int64) << 32 | rows.op.astype(np.int64)
+    unique, inverse = np.unique(key, return_inverse=True)
+    per_op = np.bincount(inverse, weights=predicted) / np.bincount(inverse)
+    return np.bincount((unique >> 32).astype(np.int64), weights=per_op, minlength=samples)
