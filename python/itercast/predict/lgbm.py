@@ -36,7 +36,7 @@ class WindowLGBM:
 
     name = "lightgbm"
 
-    def __init__(self, objective: str = "l2", rounds: int = 300, params: dict | None = None, seed: int = 0,
+    def __init__(self, objective: str = "log", rounds: int = 300, params: dict | None = None, seed: int = 0,
                  rows: str = "one"):
         if objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {OBJECTIVES}")

@@ -106,7 +106,7 @@ class Prediction:
 class Predictor:
     """Iteration-time predictor, read like LightGBM's: fit / predict / save / load."""
 
-    def __init__(self, width: int = DEFAULT_WIDTH, stride: int = DEFAULT_STRIDE, objective: str = "l2",
+    def __init__(self, width: int = DEFAULT_WIDTH, stride: int = DEFAULT_STRIDE, objective: str = "log",
                  rounds: int = 300, params: dict | None = None, seed: int = 0):
         self.width, self.stride = width, stride
         self.objective, self.rounds, self.params, self.seed = objective, rounds, params, seed

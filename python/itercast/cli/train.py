@@ -1,0 +1,58 @@
+"""itercast train: fit the iteration-time predictor on a collected dataset."""
+
+from __future__ import annotations
+
+import json
+import time
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("train", help="train a predictor on a collection (one model per hardware)")
+    parser.add_argument("dataset", help="collection directory (or its manifest.csv)")
+    parser.add_argument("-o", "--output", required=True, help="model file to write (.itc)")
+    parser.add_argument("--width", type=int, default=12, help="window width (default 12)")
+    parser.add_argument("--stride", type=int, default=3, help="window stride (default 3)")
+    parser.add_argument("--objective", choices=("log", "l2"), default="log",
+                        help="per-op target: log-scaled (default) or raw microseconds")
+    parser.add_argument("--rounds", type=int, default=300, help="boosting rounds per target")
+    parser.add_argument("--dask", metavar="ADDRESS",
+                        help="featurise and train on this dask.distributed scheduler")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from itercast.predict import Dataset, Predictor
+
+    dataset = Dataset.from_manifest(args.dataset)
+    client = _dask_client(args.dask) if args.dask else None
+    start = time.perf_counter()
+    try:
+        predictor = Predictor(args.width, args.stride, args.objective, args.rounds).fit(dataset, client=client)
+    finally:
+        if client is not None:
+            client.close()
+    predictor.save(args.output)
+    summary = {"model": args.output, "seconds": round(time.perf_counter() - start, 2),
+               "configs": len(dataset),
+               "hardware": {key: {**m.summary, "reconciliation": vars(m.reconciliation)}
+                            for key, m in predictor.models.items()}}
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(f"trained on {summary['configs']} configurations in {summary['seconds']:.1f} s -> {args.output}")
+        for key, info in summary["hardware"].items():
+            rec = info["reconciliation"]
+            print(f"  {key}: {info['configs']} configs, {info['models']} architectures; "
+                  f"unprofiled = {rec['scale']:.3f} x profiled {rec['per_op_ms'] * 1000:+.2f} us/op")
+    return 0
+
+
+def _dask_client(address: str):
+    try:
+        from dask.distributed import Client
+    except ImportError as error:
+        from itercast.errors import ItercastError
+
+        raise ItercastError(f"--dask needs dask.distributed: {error}") from None
+    return Client(address)
