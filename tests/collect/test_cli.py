@@ -42,7 +42,11 @@ def test_list_prints_the_zoo(capsys):
 
 def test_families_narrow_the_selection(tmp_path, monkeypatch):
     chosen = {}
-    monkeypatch.setattr("itercast.collect.collect",
-                        lambda out, models, **settings: chosen.setdefault("models", models) and [])
+
+    def record_selection(out, models, **settings):
+        chosen["models"] = models
+        return []
+
+    monkeypatch.setattr("itercast.collect.collect", record_selection)
     assert main(["collect", "--out", str(tmp_path), "--families", "recommender"]) == 0
     assert chosen["models"] == [spec.name for spec in zoo.by_family()["recommender"]]

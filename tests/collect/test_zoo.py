@@ -17,7 +17,7 @@ def test_zoo_has_forty_torch_nn_architectures_across_every_family():
 
 def test_every_spec_has_a_known_task_and_default_inputs():
     for spec in zoo.MODELS.values():
-        assert spec.task in zoo.TASK_INPUT_UNITS, spec.name
+        assert spec.task in zoo.TASKS, spec.name
         assert spec.input_sizes and all(size > 0 for size in spec.input_sizes), spec.name
         assert spec.optimizer in ("sgd", "adamw"), spec.name
 

@@ -56,6 +56,7 @@ def selected_models(names, families):
     if not families:
         return names
     pool = names if names else list(zoo.MODELS)
+    # Unknown names stay in, so that collect() reports them rather than dropping them silently.
     chosen = [name for name in pool if name not in zoo.MODELS or zoo.MODELS[name].family in families]
     if not chosen:
         raise ItercastError("no zoo model matches the given --models and --families")

@@ -48,7 +48,8 @@ def measure(config, protocol: Protocol, trace_dir: Path) -> dict:
         step()
     sync()
     wall_ns = time_steps(step, sync, protocol)
-    trace_path = profile_steps(step, sync, device, protocol, Path(trace_dir) / trace_name(config.id))
+    trace_path = Path(trace_dir) / trace_name(config.id)
+    profile_steps(step, sync, device, protocol, trace_path)
     profiled_us = profiler_step_durations(trace_path)
     return {
         "params": sum(parameter.numel() for parameter in workload.model.parameters()),
@@ -56,7 +57,6 @@ def measure(config, protocol: Protocol, trace_dir: Path) -> dict:
         "threads": torch.get_num_threads(),
         **summarise("step_ms", np.array(wall_ns) / 1e6, "steps"),
         **summarise("profiled_step_ms", np.array(profiled_us) / 1e3, "profiled_steps"),
-        "trace_path": str(Path(trace_path.parent.name) / trace_path.name),
     }
 
 
@@ -97,7 +97,7 @@ def time_steps(step, sync, protocol: Protocol) -> list[int]:
     return durations
 
 
-def profile_steps(step, sync, device, protocol: Protocol, trace_path: Path) -> Path:
+def profile_steps(step, sync, device, protocol: Protocol, trace_path: Path):
     from torch.profiler import ProfilerActivity, profile, schedule
 
     activities = [ProfilerActivity.CPU]
@@ -119,16 +119,18 @@ def profile_steps(step, sync, device, protocol: Protocol, trace_path: Path) -> P
             step()
             sync()
             profiler.step()
-    return trace_path
 
 
 def profiler_step_durations(trace_path: Path) -> list[float]:
     """Durations (µs) of the host-side ProfilerStep#N spans in a gzipped Kineto trace."""
     with gzip.open(trace_path, "rt") as handle:
         events = json.load(handle)["traceEvents"]
-    return [event["dur"] for event in events
-            if event.get("cat") == "user_annotation" and event.get("ph") == "X"
-            and str(event.get("name", "")).startswith("ProfilerStep#")]
+    durations = [event["dur"] for event in events
+                 if event.get("cat") == "user_annotation" and event.get("ph") == "X"
+                 and str(event.get("name", "")).startswith("ProfilerStep#")]
+    if not durations:
+        raise RuntimeError(f"no ProfilerStep# spans in {trace_path}")
+    return durations
 
 
 def summarise(name: str, values: np.ndarray, count_column: str) -> dict:

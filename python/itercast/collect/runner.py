@@ -106,8 +106,10 @@ def measure_all(configs, manifest, trace_dir, hardware, time_limit_s, protocol, 
         for config in configs:
             started = time.monotonic()
             result = worker.run(config, protocol, trace_dir, time_limit_s)
-            if result["status"] != "ok":
-                remove_partial_trace(trace_dir, config.id)
+            if result["status"] == "ok":
+                result["trace_path"] = f"{trace_dir.name}/{trace_name(config.id)}"
+            else:
+                remove_trace_files(trace_dir, config.id)
             row = {**config.row(), **hardware, **result,
                    "elapsed_s": round(time.monotonic() - started, 3),
                    "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
@@ -115,7 +117,8 @@ def measure_all(configs, manifest, trace_dir, hardware, time_limit_s, protocol, 
             progress.advance(f"{config.id}: {result['status']}")
 
 
-def remove_partial_trace(trace_dir: Path, config_id: str):
+def remove_trace_files(trace_dir: Path, config_id: str):
+    """Whatever a failed configuration left behind, so no trace lacks its manifest row."""
     for path in trace_dir.glob(f"{config_id}.partial.*"):
         path.unlink()
     (trace_dir / trace_name(config_id)).unlink(missing_ok=True)

@@ -57,28 +57,17 @@ class ModelSpec:
 
     @property
     def input_unit(self) -> str:
-        return TASK_INPUT_UNITS[self.task]
+        return TASKS[self.task][1]
 
     def build(self, batch_size: int, input_size: int) -> Workload:
         module_name, function_name = self.factory.split(":")
         factory = getattr(importlib.import_module(module_name), function_name)
-        task = globals()[f"_{self.task}_task"]
-        return task(factory, dict(self.options), batch_size, input_size)
+        make_workload = TASKS[self.task][0]
+        return make_workload(factory, dict(self.options), batch_size, input_size)
 
 
 # --- tasks: random inputs, targets and the loss for each kind of model ------------
-
-TASK_INPUT_UNITS = {
-    "image": "px",
-    "text_classification": "tokens",
-    "language_model": "tokens",
-    "seq2seq": "tokens",
-    "sequence_classification": "steps",
-    "tabular": "features",
-    "reconstruction": "features",
-    "recommendation": "lookups",
-}
-
+# Each takes (factory, options, batch size, input size) and returns a Workload.
 
 def _image_task(factory, options, batch, size):
     import torch
@@ -156,6 +145,19 @@ def _recommendation_task(factory, options, batch, lookups):
     clicks = torch.randint(2, (batch,)).float()
     return Workload(factory(**options), (dense, sparse), clicks,
                     F.binary_cross_entropy_with_logits)
+
+
+# Task name -> (workload builder, unit of its input size).
+TASKS: dict[str, tuple[Callable, str]] = {
+    "image": (_image_task, "px"),
+    "text_classification": (_text_classification_task, "tokens"),
+    "language_model": (_language_model_task, "tokens"),
+    "seq2seq": (_seq2seq_task, "tokens"),
+    "sequence_classification": (_sequence_classification_task, "steps"),
+    "tabular": (_tabular_task, "features"),
+    "reconstruction": (_reconstruction_task, "features"),
+    "recommendation": (_recommendation_task, "lookups"),
+}
 
 
 # --- the registry ------------------------------------------------------------------
