@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from itercast.collect import zoo
+from itercast.collect.runner import DEFAULT_TIME_LIMIT_S, DTYPES
 from itercast.errors import ItercastError
 
 
@@ -25,8 +26,8 @@ def register(subparsers):
     parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default: cpu)")
     parser.add_argument("--threads", type=int, default=1,
                         help="intra-op threads (torch.set_num_threads); default 1 for stable labels")
-    parser.add_argument("--dtype", default="float32", choices=("float32", "bfloat16", "float16"))
-    parser.add_argument("--time-limit", type=float, default=300.0, metavar="SECONDS",
+    parser.add_argument("--dtype", default="float32", choices=DTYPES)
+    parser.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT_S, metavar="SECONDS",
                         help="per-configuration limit; a slower one is recorded as timeout")
     parser.add_argument("--list", action="store_true", help="print the zoo and exit")
     parser.set_defaults(run=run)
@@ -38,7 +39,7 @@ def run(args) -> int:
         return 0
     if not args.out:
         raise ItercastError("--out DIR is required (or use --list)")
-    from itercast.collect import collect
+    from itercast.collect import collect  # looked up here so that tests can replace it
 
     rows = collect(args.out, models=selected_models(args.models, args.families),
                    batch_sizes=args.batch_sizes, input_sizes=args.input_sizes,

@@ -39,7 +39,19 @@ def _serve(connection, log_path):
             reply = {"status": "ok", **measure(config, protocol, trace_dir)}
         except Exception as error:  # noqa: BLE001 - every failure becomes a manifest row
             reply = failure(error)
+        release_memory()
         connection.send(reply)
+
+
+def release_memory():
+    """Frees the finished configuration's tensors, so the next one starts with an empty device."""
+    import gc
+
+    import torch
+
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
 
 
 def failure(error: BaseException) -> dict:
