@@ -52,3 +52,12 @@ def test_zoo_and_cli_import_without_torch():
     code = ("import sys, itercast.collect.zoo, itercast.cli; "
             "itercast.cli.build_parser(); assert 'torch' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_language_model_logits_start_small_enough_to_avoid_denormal_gradients():
+    # Huge initial logits make softmax gradients denormal, which slows CPU matmuls
+    # several-fold and would bake that artefact into the labels.
+    workload = zoo.MODELS["gpt_micro"].build(2, 16)
+    with torch.no_grad():
+        logits = workload.model(*workload.inputs)
+    assert logits.abs().max() < 10
