@@ -22,9 +22,10 @@ def test_every_spec_has_a_known_task_and_default_inputs():
         assert spec.optimizer in ("sgd", "adamw"), spec.name
 
 
-# One model per task (the tiny collection runs trains more, in the worker).
-@pytest.mark.parametrize("name", ["mobilenet_v3_small", "bert_tiny", "gpt_nano", "seq2seq_tiny",
-                                  "gru_256", "mlp_512x3", "autoencoder_512", "dcn"])
+# One model per task that the tiny collection run (image, language model, recommendation)
+# does not train.
+@pytest.mark.parametrize("name", ["bert_tiny", "seq2seq_tiny", "gru_256", "mlp_512x3",
+                                  "autoencoder_512"])
 def test_a_model_of_each_task_trains_one_step(name):
     spec = zoo.MODELS[name]
     workload = spec.build(2, spec.input_sizes[0]).to("cpu", torch.float32)
@@ -37,8 +38,9 @@ def test_a_model_of_each_task_trains_one_step(name):
 def test_every_model_builds():
     for spec in zoo.MODELS.values():
         if spec.requires:
-            continue  # HF models import transformers, which takes seconds; built in the run tests
-        workload = spec.build(2, spec.input_sizes[0])
+            continue  # importing transformers takes seconds; the full collection builds these
+        with torch.device("meta"):  # shapes and arguments are checked; no memory is initialised
+            workload = spec.build(2, spec.input_sizes[0])
         assert sum(parameter.numel() for parameter in workload.model.parameters()) > 0, spec.name
 
 
