@@ -1,0 +1,71 @@
+"""itercast collect: train the model zoo and write labeled Kineto traces plus a manifest."""
+
+from __future__ import annotations
+
+import sys
+
+from itercast.collect import zoo
+from itercast.collect.runner import DEFAULT_TIME_LIMIT_S, DTYPES
+from itercast.errors import ItercastError
+
+
+def register(subparsers):
+    parser = subparsers.add_parser(
+        "collect", help="collect labeled Kineto traces from a model zoo",
+        description="Runs training steps of each zoo model over a grid of batch and input "
+                    "sizes; writes DIR/traces/<config>.pt.trace.json.gz and DIR/manifest.csv. "
+                    "Configurations already in the manifest are skipped.")
+    parser.add_argument("--out", metavar="DIR", help="output directory (created if missing)")
+    parser.add_argument("--models", nargs="+", metavar="NAME", help="zoo models (default: all)")
+    parser.add_argument("--families", nargs="+", metavar="FAMILY", choices=zoo.FAMILIES,
+                        help="only models of these families")
+    parser.add_argument("--batch-sizes", nargs="+", type=int, metavar="N",
+                        default=list(zoo.DEFAULT_BATCH_SIZES))
+    parser.add_argument("--input-sizes", nargs="+", type=int, metavar="N",
+                        help="override every model's default input sizes (px, tokens, ...)")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default: cpu)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="intra-op threads (torch.set_num_threads); default 1 for stable labels")
+    parser.add_argument("--dtype", default="float32", choices=DTYPES)
+    parser.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT_S, metavar="SECONDS",
+                        help="per-configuration limit; a slower one is recorded as timeout")
+    parser.add_argument("--list", action="store_true", help="print the zoo and exit")
+    parser.set_defaults(run=run)
+
+
+def run(args) -> int:
+    if args.list:
+        print_zoo(sys.stdout)
+        return 0
+    if not args.out:
+        raise ItercastError("--out DIR is required (or use --list)")
+    from itercast.collect import collect  # looked up here so that tests can replace it
+
+    rows = collect(args.out, models=selected_models(args.models, args.families),
+                   batch_sizes=args.batch_sizes, input_sizes=args.input_sizes,
+                   device=args.device, threads=args.threads, dtype=args.dtype,
+                   time_limit_s=args.time_limit)
+    counts = {}
+    for row in rows:
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    summary = ", ".join(f"{count} {status}" for status, count in sorted(counts.items()))
+    print(f"{len(rows)} configurations in {args.out}/manifest.csv: {summary}")
+    return 0
+
+
+def selected_models(names, families):
+    if not families:
+        return names
+    pool = names if names else list(zoo.MODELS)
+    # Unknown names stay in, so that collect() reports them rather than dropping them silently.
+    chosen = [name for name in pool if name not in zoo.MODELS or zoo.MODELS[name].family in families]
+    if not chosen:
+        raise ItercastError("no zoo model matches the given --models and --families")
+    return chosen
+
+
+def print_zoo(stream):
+    stream.write(f"{'model':22} {'family':20} {'arch':14} {'inputs':16} optimizer\n")
+    for spec in zoo.MODELS.values():
+        sizes = ",".join(map(str, spec.input_sizes)) + " " + spec.input_unit
+        stream.write(f"{spec.name:22} {spec.family:20} {spec.arch:14} {sizes:16} {spec.optimizer}\n")

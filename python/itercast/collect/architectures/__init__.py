@@ -1,0 +1,1 @@
+"""Model definitions for the collection zoo, built from torch.nn only (no weights)."""

@@ -1,0 +1,95 @@
+"""Embedding-heavy recommenders: DLRM, Wide & Deep, DCN and NCF.
+
+Every model takes ``dense`` (batch, n_dense) floats and ``sparse`` (batch,
+n_tables, lookups) ids; each table pools its lookups with a summing EmbeddingBag.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from itercast.collect.architectures.mlp import mlp
+
+
+class EmbeddingTables(nn.Module):
+    def __init__(self, tables, rows, dim):
+        super().__init__()
+        self.bags = nn.ModuleList(nn.EmbeddingBag(rows, dim, mode="sum") for _ in range(tables))
+
+    def forward(self, sparse):
+        return torch.stack([bag(sparse[:, index]) for index, bag in enumerate(self.bags)], 1)
+
+
+class DLRM(nn.Module):
+    def __init__(self, dense, tables, rows, dim, bottom, top):
+        super().__init__()
+        self.bottom = mlp((dense,) + bottom + (dim,), final_activation=True)
+        self.embeddings = EmbeddingTables(tables, rows, dim)
+        features = tables + 1
+        pairs = features * (features - 1) // 2
+        self.top = mlp((dim + pairs,) + top + (1,))
+        self.pair_index = torch.triu_indices(features, features, 1)
+
+    def forward(self, dense, sparse):
+        bottom = self.bottom(dense)
+        features = torch.cat([bottom.unsqueeze(1), self.embeddings(sparse)], 1)
+        interactions = features @ features.transpose(1, 2)
+        pairs = interactions[:, self.pair_index[0], self.pair_index[1]]
+        return self.top(torch.cat([bottom, pairs], 1)).squeeze(1)
+
+
+class WideAndDeep(nn.Module):
+    def __init__(self, dense, tables, rows, dim, deep):
+        super().__init__()
+        self.wide = EmbeddingTables(tables, rows, 1)
+        self.embeddings = EmbeddingTables(tables, rows, dim)
+        self.deep = mlp((dense + tables * dim,) + deep + (1,))
+
+    def forward(self, dense, sparse):
+        wide = self.wide(sparse).sum((1, 2))
+        deep = self.deep(torch.cat([dense, self.embeddings(sparse).flatten(1)], 1)).squeeze(1)
+        return wide + deep
+
+
+class CrossLayer(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.linear = nn.Linear(width, width)
+
+    def forward(self, x0, x):
+        return x0 * self.linear(x) + x
+
+
+class DeepCrossNetwork(nn.Module):
+    def __init__(self, dense, tables, rows, dim, cross_layers, deep):
+        super().__init__()
+        width = dense + tables * dim
+        self.embeddings = EmbeddingTables(tables, rows, dim)
+        self.cross = nn.ModuleList(CrossLayer(width) for _ in range(cross_layers))
+        self.deep = mlp((width,) + deep, final_activation=True)
+        self.head = nn.Linear(width + deep[-1], 1)
+
+    def forward(self, dense, sparse):
+        x0 = torch.cat([dense, self.embeddings(sparse).flatten(1)], 1)
+        crossed = x0
+        for layer in self.cross:
+            crossed = layer(x0, crossed)
+        return self.head(torch.cat([crossed, self.deep(x0)], 1)).squeeze(1)
+
+
+class NeuralCollaborativeFiltering(nn.Module):
+    """NeuMF: a generalised matrix factorisation and an MLP over (user, item) tables."""
+
+    def __init__(self, dense, tables, rows, dim, hidden):
+        super().__init__()
+        self.gmf = EmbeddingTables(2, rows, dim)
+        self.mlp_embeddings = EmbeddingTables(2, rows, dim)
+        self.mlp = mlp((2 * dim,) + hidden, final_activation=True)
+        self.head = nn.Linear(dim + hidden[-1], 1)
+
+    def forward(self, dense, sparse):
+        user_item = self.gmf(sparse)
+        gmf = user_item[:, 0] * user_item[:, 1]
+        deep = self.mlp(self.mlp_embeddings(sparse).flatten(1))
+        return self.head(torch.cat([gmf, deep], 1)).squeeze(1)

@@ -1,0 +1,124 @@
+"""Collection over a grid of configurations: resumable, one manifest row each."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from itercast.collect import zoo
+from itercast.collect.hardware import describe
+from itercast.collect.manifest import Manifest
+from itercast.collect.measure import Protocol, trace_name
+from itercast.collect.progress import Progress
+from itercast.collect.worker import Worker
+from itercast.errors import ItercastError
+
+DTYPES = ("float32", "bfloat16", "float16")
+MANIFEST_NAME = "manifest.csv"
+WORKER_LOG_NAME = "worker.log"
+TRACE_DIR_NAME = "traces"
+DEFAULT_TIME_LIMIT_S = 300.0
+
+
+@dataclass(frozen=True)
+class Config:
+    spec: zoo.ModelSpec
+    batch_size: int
+    input_size: int
+    dtype: str
+    device: str
+    threads: int
+
+    @property
+    def id(self) -> str:
+        """Stable and readable: the same configuration always gets the same id (and trace name)."""
+        device = re.sub(r"[^A-Za-z0-9]", "", self.device)
+        return (f"{self.spec.name}-b{self.batch_size}-s{self.input_size}-{self.dtype}"
+                f"-{device}-t{self.threads}")
+
+    def row(self) -> dict:
+        return {"config_id": self.id, "model": self.spec.name, "family": self.spec.family,
+                "arch": self.spec.arch, "batch_size": self.batch_size,
+                "input_size": self.input_size, "input_unit": self.spec.input_unit,
+                "dtype": self.dtype, "optimizer": self.spec.optimizer, "device": self.device,
+                "threads": self.threads}
+
+
+def resolve_models(names=None) -> list[zoo.ModelSpec]:
+    """Specs for zoo names (all by default); ModelSpec objects pass through."""
+    if names is None:
+        return list(zoo.MODELS.values())
+    unknown = [name for name in names if isinstance(name, str) and name not in zoo.MODELS]
+    if unknown:
+        raise ItercastError(f"unknown model(s): {', '.join(unknown)}; "
+                            "`itercast collect --list` shows the zoo")
+    return [zoo.MODELS[name] if isinstance(name, str) else name for name in names]
+
+
+def grid(specs, batch_sizes, input_sizes, dtype, device, threads) -> list[Config]:
+    return [Config(spec, batch, size, dtype, device, threads)
+            for spec in specs
+            for size in (input_sizes or spec.input_sizes)
+            for batch in batch_sizes]
+
+
+def check_settings(device: str, threads: int, dtype: str):
+    if dtype not in DTYPES:
+        raise ItercastError(f"unknown dtype {dtype!r}; choose from {', '.join(DTYPES)}")
+    if threads < 1:
+        raise ItercastError("threads must be at least 1")
+    if not re.fullmatch(r"cpu|cuda(:\d+)?", device):
+        raise ItercastError(f"unknown device {device!r}; use cpu, cuda or cuda:N")
+    if device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise ItercastError("device cuda requested but torch sees no CUDA device")
+
+
+def collect(out_dir, models=None, batch_sizes=zoo.DEFAULT_BATCH_SIZES, input_sizes=None,
+            device="cpu", threads=1, dtype="float32", time_limit_s=DEFAULT_TIME_LIMIT_S,
+            protocol=Protocol(), progress_stream=None) -> list[dict]:
+    """Measures every configuration not yet in ``out_dir/manifest.csv``.
+
+    Returns the manifest rows of the requested grid, earlier runs' included.
+    """
+    check_settings(device, threads, dtype)
+    configs = grid(resolve_models(models), batch_sizes, input_sizes, dtype, device, threads)
+    out_dir = Path(out_dir)
+    trace_dir = out_dir / TRACE_DIR_NAME
+    trace_dir.mkdir(parents=True, exist_ok=True)
+    manifest = Manifest(out_dir / MANIFEST_NAME)
+    finished = manifest.finished_ids()
+    pending = [config for config in configs if config.id not in finished]
+    if pending:
+        measure_all(pending, manifest, trace_dir, describe(device), time_limit_s, protocol,
+                    Progress(len(pending), progress_stream))
+    wanted = {config.id for config in configs}
+    return [row for row in manifest.rows() if row["config_id"] in wanted]
+
+
+def measure_all(configs, manifest, trace_dir, hardware, time_limit_s, protocol, progress):
+    with Worker(log_path=trace_dir.parent / WORKER_LOG_NAME) as worker:
+        for config in configs:
+            started = time.monotonic()
+            result = worker.run(config, protocol, trace_dir, time_limit_s)
+            if result["status"] == "ok":
+                result["trace_path"] = f"{trace_dir.name}/{trace_name(config.id)}"
+            else:
+                remove_trace_files(trace_dir, config.id)
+            row = {**config.row(), **hardware, **result,
+                   "elapsed_s": round(time.monotonic() - started, 3),
+                   "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+            manifest.append(row)
+            progress.advance(f"{config.id}: {result['status']}")
+
+
+def remove_trace_files(trace_dir: Path, config_id: str):
+    """Whatever a failed configuration left behind, so no trace lacks its manifest row."""
+    for path in trace_dir.glob(f"{config_id}.partial.*"):
+        path.unlink()
+    (trace_dir / trace_name(config_id)).unlink(missing_ok=True)

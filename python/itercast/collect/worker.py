@@ -1,0 +1,139 @@
+"""A child process that measures configurations, one at a time.
+
+The child is reused across configurations (importing torch costs seconds) and
+replaced when it runs past the time limit or dies, so neither a hung model nor
+one that exhausts memory stops the collection.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import traceback
+
+from itercast.errors import ItercastError
+
+
+def _redirect_output(log_path):
+    """Sends the child's stdout and stderr (Kineto prints a line per profiling run) to a log."""
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(log)
+
+
+def _serve(connection, log_path):
+    if log_path:
+        _redirect_output(log_path)
+    import torch  # noqa: F401 - imported before "ready", so time limits exclude it
+
+    from itercast.collect.measure import measure
+
+    connection.send("ready")
+    while True:
+        request = connection.recv()
+        if request is None:
+            return
+        config, protocol, trace_dir = request
+        try:
+            reply = {"status": "ok", **measure(config, protocol, trace_dir)}
+        except Exception as error:  # noqa: BLE001 - every failure becomes a manifest row
+            reply = failure(error)
+        release_memory()
+        connection.send(reply)
+
+
+def release_memory():
+    """Frees the finished configuration's tensors, so the next one starts with an empty device."""
+    import gc
+
+    import torch
+
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def failure(error: BaseException) -> dict:
+    status = "oom" if is_out_of_memory(error) else "error"
+    last_frame = traceback.extract_tb(error.__traceback__)[-1:] if error.__traceback__ else []
+    where = f" (at {last_frame[0].filename}:{last_frame[0].lineno})" if last_frame else ""
+    message = f"{type(error).__name__}: {error}".strip()
+    return {"status": status, "message": message[:1000] + where}
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    if type(error).__name__ == "OutOfMemoryError" or isinstance(error, MemoryError):
+        return True
+    text = str(error)
+    return "out of memory" in text or "can't allocate memory" in text
+
+
+STARTUP_LIMIT_S = 300.0
+
+
+class Worker:
+    def __init__(self, log_path=None):
+        self._log_path = str(log_path) if log_path else None
+        self._context = multiprocessing.get_context("spawn")
+        self._process = None
+        self._connection = None
+
+    def run(self, config, protocol, trace_dir, time_limit_s: float) -> dict:
+        """The measured fields, or a status (timeout, oom, error) with a message."""
+        if self._process is None:
+            self._start()
+        self._connection.send((config, protocol, str(trace_dir)))
+        try:
+            if not self._connection.poll(time_limit_s):
+                self.stop(kill=True)
+                return {"status": "timeout", "message": f"exceeded the {time_limit_s:g} s limit"}
+            return self._connection.recv()
+        except (EOFError, ConnectionError):
+            return self._died()
+
+    def _died(self) -> dict:
+        self._process.join(5)
+        code = self._process.exitcode
+        self.stop(kill=True)
+        # SIGKILL is what the kernel's out-of-memory killer sends.
+        status = "oom" if code == -9 else "error"
+        return {"status": status, "message": f"worker process died with exit code {code}"}
+
+    def _start(self):
+        self._connection, child_end = self._context.Pipe()
+        self._process = self._context.Process(target=_serve, args=(child_end, self._log_path),
+                                              daemon=True)
+        self._process.start()
+        child_end.close()
+        try:
+            ready = self._connection.poll(STARTUP_LIMIT_S) and self._connection.recv() == "ready"
+        except (EOFError, ConnectionError):
+            ready = False
+        if not ready:
+            self.stop(kill=True)
+            raise ItercastError(f"the collection worker did not start (see {self._log_path})")
+
+    def stop(self, kill: bool = False):
+        if self._process is None:
+            return
+        if kill:
+            self._process.kill()
+        else:
+            try:
+                self._connection.send(None)
+            except (BrokenPipeError, ConnectionError):
+                self._process.kill()
+        self._process.join(10)
+        if self._process.is_alive():
+            self._process.kill()
+            self._process.join()
+        self._connection.close()
+        self._process = None
+        self._connection = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.stop()

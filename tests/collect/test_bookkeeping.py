@@ -1,0 +1,66 @@
+import io
+
+import pytest
+
+from itercast.collect import zoo
+from itercast.collect.manifest import COLUMNS, Manifest
+from itercast.collect.progress import Progress
+from itercast.collect.runner import Config, check_settings, grid
+from itercast.errors import ItercastError
+
+
+def config(**changes) -> Config:
+    settings = dict(spec=zoo.MODELS["resnet18"], batch_size=8, input_size=32, dtype="float32",
+                    device="cpu", threads=1)
+    settings.update(changes)
+    return Config(**settings)
+
+
+def test_config_id_is_stable_and_distinguishes_every_setting():
+    assert config().id == "resnet18-b8-s32-float32-cpu-t1"
+    assert config(device="cuda:1").id == "resnet18-b8-s32-float32-cuda1-t1"
+    variants = [config(), config(batch_size=16), config(input_size=64), config(dtype="bfloat16"),
+                config(device="cuda"), config(threads=2), config(spec=zoo.MODELS["resnet34"])]
+    assert len({variant.id for variant in variants}) == len(variants)
+
+
+def test_grid_crosses_models_input_sizes_and_batch_sizes():
+    specs = [zoo.MODELS["resnet18"], zoo.MODELS["ncf"]]
+    configs = grid(specs, (2, 8), None, "float32", "cpu", 1)
+    assert len(configs) == 2 * 2 + 1 * 2  # resnet18 has two default input sizes, ncf one
+    assert {c.input_size for c in grid(specs, (2,), (48,), "float32", "cpu", 1)} == {48}
+
+
+@pytest.mark.parametrize("device, threads, dtype", [("tpu", 1, "float32"), ("cpu", 0, "float32"),
+                                                    ("cpu", 1, "int8")])
+def test_bad_settings_are_user_errors(device, threads, dtype):
+    with pytest.raises(ItercastError):
+        check_settings(device, threads, dtype)
+
+
+def test_manifest_round_trips_types_and_missing_values(tmp_path):
+    manifest = Manifest(tmp_path / "manifest.csv")
+    manifest.append({**config().row(), "status": "timeout", "message": "slow, \"very\"\nslow"})
+    manifest.append({**config(batch_size=2).row(), "status": "ok", "step_ms": 1.5, "params": 7})
+    first, second = manifest.rows()
+    assert first["batch_size"] == 8 and first["step_ms"] is None
+    assert first["message"] == "slow, \"very\"\nslow"
+    assert second["step_ms"] == 1.5 and second["params"] == 7
+    assert manifest.finished_ids() == {config().id, config(batch_size=2).id}
+    assert set(first) == set(COLUMNS)
+
+
+def test_a_manifest_with_other_columns_is_refused(tmp_path):
+    (tmp_path / "manifest.csv").write_text("model,status\nx,ok\n")
+    with pytest.raises(ItercastError, match="other columns"):
+        Manifest(tmp_path / "manifest.csv")
+
+
+def test_progress_reports_counts_and_an_eta():
+    stream = io.StringIO()
+    progress = Progress(4, stream)
+    progress.advance("first: ok")
+    progress.advance("second: error")
+    lines = stream.getvalue().splitlines()
+    assert lines[0].startswith("[") and "1/4" in lines[0] and "first: ok" in lines[0]
+    assert "2/4" in lines[1] and "ETA 0:00:" in lines[1]

@@ -1,0 +1,79 @@
+import gzip
+import json
+
+import pytest
+
+from itercast.collect import collect
+from itercast.collect.manifest import COLUMNS, Manifest
+from itercast.collect.runner import MANIFEST_NAME
+from itercast.collect.hardware import cpu_model
+
+torch = pytest.importorskip("torch")
+
+TINY_ZOO = ["squeezenet1_1", "gpt_nano", "dlrm_small"]
+BATCH_SIZES = (2, 4)
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory, quick_protocol):
+    out = tmp_path_factory.mktemp("tiny-zoo")
+    rows = collect(out, models=TINY_ZOO, batch_sizes=BATCH_SIZES, protocol=quick_protocol)
+    return out, rows
+
+
+def test_every_configuration_of_the_grid_is_recorded_ok(tiny_run):
+    out, rows = tiny_run
+    assert len(rows) == 3 * 2 * 2  # models x default input sizes x batch sizes
+    assert {row["status"] for row in rows} == {"ok"}, [row["message"] for row in rows]
+    assert len({row["config_id"] for row in rows}) == len(rows)
+
+
+def test_rows_carry_typed_labels_and_provenance(tiny_run):
+    _, rows = tiny_run
+    for row in rows:
+        assert set(row) == set(COLUMNS)
+        for column, kind in COLUMNS.items():
+            if row[column] is not None:
+                assert isinstance(row[column], kind), (column, row[column])
+        assert row["step_ms"] > 0 and row["profiled_step_ms"] > 0
+        assert row["step_ms_min"] <= row["step_ms"] <= row["step_ms_max"]
+        assert row["step_ms_iqr"] >= 0 and row["steps"] >= 3
+        assert row["profiled_steps"] == 3
+        assert row["params"] > 0 and row["threads"] == 1
+        assert row["device"] == "cpu" and row["device_name"] == cpu_model()
+        assert row["torch_version"] == torch.__version__ and row["dtype"] == "float32"
+        assert row["message"] is None
+
+
+def test_input_shapes_follow_the_family(tiny_run):
+    _, rows = tiny_run
+    shapes = {(row["model"], row["input_size"]): row["input_shape"] for row in rows}
+    assert shapes[("squeezenet1_1", 64)] == "3x64x64"
+    assert shapes[("gpt_nano", 64)] == "64"
+    assert shapes[("dlrm_small", 8)] == "13;8x8"  # dense features; tables x lookups
+
+
+def test_traces_hold_the_active_profiler_steps_with_shapes(tiny_run):
+    out, rows = tiny_run
+    for row in rows:
+        with gzip.open(out / row["trace_path"], "rt") as handle:
+            events = json.load(handle)["traceEvents"]
+        steps = [event for event in events if event.get("name", "").startswith("ProfilerStep#")]
+        assert len(steps) == 3, row["config_id"]
+        assert any("Input Dims" in event.get("args", {}) for event in events)
+    assert not list((out / "traces").glob("*.partial.*"))
+
+
+def test_manifest_on_disk_matches_the_returned_rows(tiny_run):
+    out, rows = tiny_run
+    assert Manifest(out / MANIFEST_NAME).rows() == rows
+
+
+def test_rerun_skips_finished_configurations_and_adds_only_new_ones(tiny_run, quick_protocol):
+    out, rows = tiny_run
+    again = collect(out, models=TINY_ZOO, batch_sizes=BATCH_SIZES, protocol=quick_protocol)
+    assert again == rows
+    grown = collect(out, models=["dlrm_small"], batch_sizes=(2, 3), protocol=quick_protocol)
+    on_disk = Manifest(out / MANIFEST_NAME).rows()
+    assert len(on_disk) == len(rows) + 2  # dlrm_small at batch 3, two input sizes
+    assert len(grown) == 4 and {row["batch_size"] for row in grown} == {2, 3}

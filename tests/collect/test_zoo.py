@@ -1,0 +1,65 @@
+import subprocess
+import sys
+
+import pytest
+
+from itercast.collect import zoo
+
+torch = pytest.importorskip("torch")
+
+
+def test_zoo_has_forty_torch_nn_architectures_across_every_family():
+    torch_nn_only = [spec for spec in zoo.MODELS.values() if not spec.requires]
+    assert len(torch_nn_only) >= 40
+    families = {spec.family for spec in torch_nn_only}
+    assert families == set(zoo.FAMILIES)
+
+
+def test_every_spec_has_a_known_task_and_default_inputs():
+    for spec in zoo.MODELS.values():
+        assert spec.task in zoo.TASKS, spec.name
+        assert spec.input_sizes and all(size > 0 for size in spec.input_sizes), spec.name
+        assert spec.optimizer in ("sgd", "adamw"), spec.name
+
+
+# One model per task that the tiny collection run (image, language model, recommendation)
+# does not train.
+@pytest.mark.parametrize("name", ["bert_tiny", "seq2seq_tiny", "gru_256", "mlp_512x3",
+                                  "autoencoder_512"])
+def test_a_model_of_each_task_trains_one_step(name):
+    spec = zoo.MODELS[name]
+    workload = spec.build(2, spec.input_sizes[0]).to("cpu", torch.float32)
+    loss = workload.loss(workload.model(*workload.inputs), workload.target)
+    loss.backward()
+    assert loss.dim() == 0 and torch.isfinite(loss)
+    assert any(parameter.grad is not None for parameter in workload.model.parameters())
+
+
+def test_every_model_builds():
+    for spec in zoo.MODELS.values():
+        if spec.requires:
+            continue  # importing transformers takes seconds; the full collection builds these
+        with torch.device("meta"):  # shapes and arguments are checked; no memory is initialised
+            workload = spec.build(2, spec.input_sizes[0])
+        assert sum(parameter.numel() for parameter in workload.model.parameters()) > 0, spec.name
+
+
+def test_bfloat16_moves_weights_and_float_inputs_but_not_token_ids():
+    workload = zoo.MODELS["gpt_nano"].build(2, 8).to("cpu", torch.bfloat16)
+    assert next(workload.model.parameters()).dtype == torch.bfloat16
+    assert workload.inputs[0].dtype == torch.int64
+
+
+def test_zoo_and_cli_import_without_torch():
+    code = ("import sys, itercast.collect.zoo, itercast.cli; "
+            "itercast.cli.build_parser(); assert 'torch' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_language_model_logits_start_small_enough_to_avoid_denormal_gradients():
+    # Huge initial logits make softmax gradients denormal, which slows CPU matmuls
+    # several-fold and would bake that artefact into the labels.
+    workload = zoo.MODELS["gpt_micro"].build(2, 16)
+    with torch.no_grad():
+        logits = workload.model(*workload.inputs)
+    assert logits.abs().max() < 10
