@@ -144,8 +144,10 @@ void parse_arg(std::string_view key, Cursor& c, Event& e, StringTable& strings, 
             if (key_is(key, "device")) return void(e.device = read_int(c));
             break;
         case 10:
-            if (key_is(key, "Input Dims") || key_is(key, "Input dims")) return void(e.input_dims = intern_raw(c, strings, scratch.last_input_dims));
-            if (key_is(key, "Input type")) return void(e.input_types = intern_raw(c, strings, scratch.last_input_types));
+            if (key_is(key, "Input Dims") || key_is(key, "Input dims"))
+                return void(e.input_dims = intern_raw(c, strings, scratch.last_input_dims));
+            if (key_is(key, "Input type"))
+                return void(e.input_types = intern_raw(c, strings, scratch.last_input_types));
             break;
         case 11:
             if (key_is(key, "External id") || key_is(key, "external id")) return void(e.external_id = read_int(c));
@@ -221,7 +223,8 @@ void parse_event(Cursor& c, Event& e, StringTable& strings, EventScratch& scratc
                 break;
             case 4:
                 if (key_is(key, "name")) {
-                    if (c.peek() == '"') return void(e.name = intern_string(c, strings, scratch.text, scratch.last_name));
+                    if (c.peek() == '"')
+                        return void(e.name = intern_string(c, strings, scratch.text, scratch.last_name));
                     break;
                 }
                 if (key_is(key, "args")) return parse_args(c, e, strings, scratch);
