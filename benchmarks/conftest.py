@@ -14,7 +14,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from tests.conftest import manifest_rows, shared_dir  # noqa: E402
+sys.path.insert(0, str(REPO / "tests"))  # shared_data (trace paths, manifest) lives in tests/
+from shared_data import manifest_rows, shared_dir  # noqa: E402
 
 LARGEST_COUNT = 4
 # Smoke runs need a real trace with some events, not an edge-case fixture.

@@ -243,3 +243,10 @@ def test_feed_returns_events_as_they_complete(small_raw):
 
 def test_missing_sentinel_is_int64_min():
     assert MISSING == -(2**63)
+
+
+def test_empty_string_as_the_first_interned_string():
+    """Used to crash: interning "" before any other string pointed into a chunk not yet allocated."""
+    trace = read_trace(b'{"traceEvents": [{"cat": "", "name": ""}, {"name": "a"}, {"cat": ""}]}')
+    assert [trace.event(i)["name"] for i in range(3)] == ["", "a", None]
+    assert trace.event(2)["cat"] == ""

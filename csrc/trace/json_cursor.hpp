@@ -69,12 +69,7 @@ inline uint64_t load_u64(const char* p) {
     return value;
 }
 
-// SWAR digit parsing (little-endian): are all 8 bytes ASCII digits, and their value.
-inline bool is_eight_digits(uint64_t v) {
-    return ((v & 0xF0F0F0F0F0F0F0F0ULL) | (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) ==
-           0x3333333333333333ULL;
-}
-
+// SWAR digit parsing (little-endian): the value of 8 ASCII digits.
 inline uint32_t eight_digits_value(uint64_t v) {
     v -= 0x3030303030303030ULL;
     v = v * 10 + (v >> 8);
@@ -83,26 +78,53 @@ inline uint32_t eight_digits_value(uint64_t v) {
     return static_cast<uint32_t>(v);
 }
 
+// Number of leading bytes of v (little-endian) that are ASCII digits, 0 to 8.
+// A carry out of a non-digit byte can only disturb the bytes after it.
+inline unsigned leading_digit_count(uint64_t v) {
+    const uint64_t high = 0xF0F0F0F0F0F0F0F0ULL, threes = 0x3030303030303030ULL;
+    const uint64_t not_digit = ((v & high) ^ threes) | (((v + 0x0606060606060606ULL) & high) ^ threes);
+    const uint64_t low7 = 0x7F7F7F7F7F7F7F7FULL;
+    const uint64_t nonzero = (((not_digit & low7) + low7) | not_digit) & 0x8080808080808080ULL;
+    return nonzero ? static_cast<unsigned>(__builtin_ctzll(nonzero)) >> 3 : 8;
+}
+
 // Appends the digits at q to mantissa (wrapping past 19 digits: callers check the count).
+// Eight bytes at a time: a run of fewer than 8 digits is left-padded with '0's in the register.
 inline const char* accumulate_digits(const char* q, const char* end, uint64_t& mantissa) {
-    while (end - q >= 8 && is_eight_digits(load_u64(q))) {
-        mantissa = mantissa * 100000000ULL + eight_digits_value(load_u64(q));
-        q += 8;
+    static constexpr uint64_t kPow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+    while (end - q >= 8) {
+        const uint64_t v = load_u64(q);
+        const unsigned n = leading_digit_count(v);
+        if (n == 8) {
+            mantissa = mantissa * 100000000ULL + eight_digits_value(v);
+            q += 8;
+            continue;
+        }
+        if (n != 0) {
+            const uint64_t padded = (v << (64 - 8 * n)) | (0x3030303030303030ULL >> (8 * n));
+            mantissa = mantissa * kPow10[n] + eight_digits_value(padded);
+            q += n;
+        }
+        return q;
     }
     while (q < end && static_cast<unsigned>(*q - '0') < 10) mantissa = mantissa * 10 + static_cast<unsigned>(*q++ - '0');
     return q;
 }
 
+#if defined(__SSE2__)
+// Bit i set where p[i] is '"' or '\\', for the 16 bytes at p (all readable).
+inline unsigned quote_or_backslash_mask(const char* p) {
+    const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return static_cast<unsigned>(_mm_movemask_epi8(
+        _mm_or_si128(_mm_cmpeq_epi8(block, _mm_set1_epi8('"')), _mm_cmpeq_epi8(block, _mm_set1_epi8('\\')))));
+}
+#endif
+
 // First '"' or '\\' in [p, end), or end. Strings are most of a trace's bytes.
 inline const char* find_quote_or_backslash(const char* p, const char* end) {
 #if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"');
-    const __m128i backslash = _mm_set1_epi8('\\');
     while (end - p >= 16) {
-        const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        const int mask = _mm_movemask_epi8(
-            _mm_or_si128(_mm_cmpeq_epi8(block, quote), _mm_cmpeq_epi8(block, backslash)));
-        if (mask) return p + __builtin_ctz(static_cast<unsigned>(mask));
+        if (const unsigned mask = quote_or_backslash_mask(p)) return p + __builtin_ctz(mask);
         p += 16;
     }
 #endif

@@ -16,6 +16,14 @@
 
 namespace itercast::trace {
 
+// Buffers and per-field caches that parse_event reuses from one event to the next.
+struct EventScratch {
+    std::string text;  // an unescaped string value
+    std::string key;   // an unescaped key
+    // Each field's previous interned id (StringTable::intern_recent).
+    int32_t last_cat = -1, last_name = -1, last_input_types = -1, last_input_dims = -1, last_id_string = -1;
+};
+
 class Scanner {
 public:
     // Top-level values other than traceEvents larger than this are skipped.
@@ -81,11 +89,11 @@ private:
     int64_t carry_offset_ = 0;
     std::string top_key_;
     std::vector<std::pair<std::string, std::string>> metadata_;
-    std::string scratch_;
+    EventScratch scratch_;
 };
 
 // Parses one complete event object starting at c.p ('{'). Throws NeedMore if
 // the buffer ends first, ParseError if it is malformed.
-void parse_event(Cursor& c, Event& event, StringTable& strings, std::string& scratch);
+void parse_event(Cursor& c, Event& event, StringTable& strings, EventScratch& scratch);
 
 }  // namespace itercast::trace

@@ -55,14 +55,19 @@ int32_t StringTable::intern(std::string_view text) {
     size_t slot = slot_for(text, hash);
     if (slots_[slot] >= 0) return slots_[slot];
 
-    if (chunk_used_ + text.size() > chunk_capacity_) {
-        chunk_capacity_ = std::max(kChunkBytes, text.size());
-        chunks_.emplace_back(new char[chunk_capacity_]);
-        chunk_used_ = 0;
+    // The empty string needs no storage (and there may be no chunk yet to point into).
+    const char* stored = "";
+    if (!text.empty()) {
+        if (chunk_used_ + text.size() > chunk_capacity_) {
+            chunk_capacity_ = std::max(kChunkBytes, text.size());
+            chunks_.emplace_back(new char[chunk_capacity_]);
+            chunk_used_ = 0;
+        }
+        char* copy = chunks_.back().get() + chunk_used_;
+        std::memcpy(copy, text.data(), text.size());
+        chunk_used_ += text.size();
+        stored = copy;
     }
-    char* stored = chunks_.back().get() + chunk_used_;
-    if (!text.empty()) std::memcpy(stored, text.data(), text.size());
-    chunk_used_ += text.size();
 
     const auto id = static_cast<int32_t>(strings_.size());
     strings_.emplace_back(stored, text.size());
