@@ -73,6 +73,7 @@ def expected_fields(event: dict) -> dict:
         "bytes": exact_int(args.get("bytes")),
         "input_dims": last_of(args, "Input Dims", "Input dims"),
         "input_types": args.get("Input type"),
+        "concrete_inputs": args.get("Concrete Inputs"),
     }
     flags = 0
     for field, source, bit in (("pid", event.get("pid"), 1), ("tid", event.get("tid"), 2),

@@ -87,3 +87,23 @@ def test_no_profiler_step_means_one_iteration_over_the_trace():
     timeline = read_timeline(json.dumps([x("aten::mm", "cpu_op", 5, 20), x("aten::add", "cpu_op", 40, 10)]).encode())
     (it,) = timeline.iterations
     assert (it.name, it.start_ns, it.dur_ns) == ("(whole trace)", 5000, 45000)
+
+
+def test_convolution_flops_use_stride_and_padding_from_concrete_inputs():
+    conv = x("aten::conv2d", "cpu_op", 10, 50, **{
+        "Input Dims": [[8, 3, 32, 32], [16, 3, 3, 3], [16], [], [], [], []],
+        "Input type": ["float", "float", "float", "ScalarList", "ScalarList", "ScalarList", "Scalar"],
+        "Concrete Inputs": ["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "1"]})
+    backward = x("aten::convolution_backward", "cpu_op", 100, 80, **{
+        "Input Dims": [[8, 16, 16, 16], [8, 3, 32, 32], [16, 3, 3, 3], [], [], [], [], [], [], [], []]})
+    timeline = read_timeline(json.dumps([conv, backward]).encode())
+    # output 16 x 16 = (32 + 2*1 - 1*(3-1) - 1) // 2 + 1 per side
+    assert timeline.ops["flops"][0] == 2 * 8 * (16 * 3 * 3 * 3) * 16 * 16
+    assert timeline.ops["flops"][1] == 2 * 2 * 8 * (16 * 3 * 3 * 3) * 16 * 16
+
+
+def test_recurrent_flops_count_tokens_times_parameters():
+    lstm = x("aten::lstm", "cpu_op", 0, 100, **{
+        "Input Dims": [[20, 4, 32], [[1, 4, 64], [1, 4, 64]], [[256, 32], [256, 64], [256], [256]]]})
+    timeline = read_timeline(json.dumps([lstm]).encode())
+    assert timeline.ops["flops"][0] == 2 * 20 * 4 * (256 * 32 + 256 * 64 + 256 + 256)

@@ -26,7 +26,7 @@ def actual_fields(trace, index: int) -> dict:
         value = int(cols[column][index])
         return ("str", strings[value]) if cols["flags"][index] & bit else ("int", value)
 
-    raw_dims, raw_types = text("input_dims"), text("input_types")
+    raw_dims, raw_types, raw_concrete = text("input_dims"), text("input_types"), text("concrete_inputs")
     return {
         "ph": int(cols["ph"][index]),
         "cat": text("cat"),
@@ -41,6 +41,7 @@ def actual_fields(trace, index: int) -> dict:
         "bytes": int(cols["bytes"][index]),
         "input_dims": None if raw_dims is None else json.loads(raw_dims),
         "input_types": None if raw_types is None else json.loads(raw_types),
+        "concrete_inputs": None if raw_concrete is None else json.loads(raw_concrete),
         "pid": int_or_str("pid", 1),
         "tid": int_or_str("tid", 2),
         "stream": int_or_str("stream", 4),

@@ -92,7 +92,7 @@ def assert_matches_json(data: bytes):
     assert len(trace) == len(events)
     for index, event in enumerate(events):
         actual = actual_fields(trace, index)
-        for field in ("input_dims", "input_types"):  # raw JSON text, read back with exact decimals
+        for field in ("input_dims", "input_types", "concrete_inputs"):  # raw JSON text, exact decimals
             if actual[field] is not None:
                 actual[field] = json.loads(trace.strings[int(trace[field][index])], parse_float=Decimal)
         assert actual == expected_fields(event)

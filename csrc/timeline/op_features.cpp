@@ -113,13 +113,69 @@ double matmul_flops(std::string_view name, const std::vector<InputShape>& in) {
     return 2 * product(da, 0, da.size() - 1) * k * n;
 }
 
-double conv_flops(const std::vector<InputShape>& in) {
-    // input [N, C, *spatial], weight [O, C/groups, *kernel]; stride 1 assumed (an upper bound).
+// Positions of (stride, padding, dilation) among an op's arguments, by op.
+bool conv_argument_positions(const std::string& base, size_t& stride, size_t& padding, size_t& dilation) {
+    if (base == "conv1d" || base == "conv2d" || base == "conv3d" || base == "convolution" || base == "_convolution") {
+        stride = 3, padding = 4, dilation = 5;
+        return true;
+    }
+    if (base == "mkldnn_convolution") {
+        stride = 4, padding = 3, dilation = 5;
+        return true;
+    }
+    if (base == "cudnn_convolution") {
+        stride = 3, padding = 2, dilation = 4;
+        return true;
+    }
+    return false;
+}
+
+int64_t per_dim(const ConcreteInputs& concrete, size_t position, size_t dim, int64_t fallback) {
+    if (position >= concrete.size() || concrete[position].empty()) return fallback;
+    const auto& values = concrete[position];
+    return values[std::min(dim, values.size() - 1)];
+}
+
+// Output spatial elements of a forward convolution (stride 1 and "same" size without arguments).
+double conv_output_spatial(const std::string& base, const std::vector<int64_t>& x, const std::vector<int64_t>& w,
+                           const ConcreteInputs* concrete) {
+    size_t stride_at = 0, padding_at = 0, dilation_at = 0;
+    const bool known = concrete && conv_argument_positions(base, stride_at, padding_at, dilation_at);
+    double spatial = 1;
+    for (size_t i = 2; i < x.size(); ++i) {
+        int64_t out = x[i];
+        if (known) {
+            const int64_t s = std::max<int64_t>(1, per_dim(*concrete, stride_at, i - 2, 1));
+            const int64_t p = per_dim(*concrete, padding_at, i - 2, 0);
+            const int64_t d = std::max<int64_t>(1, per_dim(*concrete, dilation_at, i - 2, 1));
+            out = (x[i] + 2 * p - d * (w[i] - 1) - 1) / s + 1;
+        }
+        spatial *= static_cast<double>(std::max<int64_t>(out, 1));
+    }
+    return spatial;
+}
+
+// 2 x batch x weight elements x output positions; backward computes grad input and grad weight.
+double conv_flops(std::string_view name, const std::vector<InputShape>& in, const ConcreteInputs* concrete) {
+    const std::string base = base_name(lower(name));
+    if (base == "convolution_backward") {  // (grad_output, input, weight, ...)
+        const auto* grad = dims_at(in, 0);
+        const auto* w = dims_at(in, 2);
+        if (!grad || !w || grad->size() < 3) return -1;
+        return 2 * 2 * static_cast<double>((*grad)[0]) * product(*w, 0, w->size()) * product(*grad, 2, grad->size());
+    }
     const auto* x = dims_at(in, 0);
     const auto* w = dims_at(in, 1);
     if (!x || !w || x->size() < 3 || w->size() != x->size()) return -1;
-    const double spatial = product(*x, 2, x->size());
-    return 2 * static_cast<double>((*x)[0]) * product(*w, 0, w->size()) * spatial;
+    return 2 * static_cast<double>((*x)[0]) * product(*w, 0, w->size()) * conv_output_spatial(base, *x, *w, concrete);
+}
+
+// 2 x tokens x recurrent parameters (the op's tensor-list argument).
+double rnn_flops(const std::vector<InputShape>& in) {
+    const auto* x = dims_at(in, 0);
+    if (!x || x->size() < 2 || in.size() < 3 || x->back() <= 0) return -1;
+    const double tokens = product(*x, 0, x->size() - 1);
+    return 2 * tokens * in[2].numel;
 }
 
 double attention_flops(const std::vector<InputShape>& in) {
@@ -219,7 +275,7 @@ OpIdentity identify_op(std::string_view raw_name) {
 }
 
 bool estimate_cost(const OpIdentity& op, const std::vector<InputShape>& inputs, const std::vector<DType>& dtypes,
-                   double& flops, double& bytes) {
+                   const ConcreteInputs* concrete, double& flops, double& bytes) {
     if (inputs.empty()) return false;
     const OpClass op_class = op.op_class;
     const std::string_view canonical_name = op.canonical_name;
@@ -227,7 +283,8 @@ bool estimate_cost(const OpIdentity& op, const std::vector<InputShape>& inputs, 
     double estimate = -1;
     switch (op_class) {
         case OpClass::kMatmul: estimate = matmul_flops(canonical_name, inputs); break;
-        case OpClass::kConv: estimate = conv_flops(inputs); break;
+        case OpClass::kConv: estimate = conv_flops(canonical_name, inputs, concrete); break;
+        case OpClass::kRnn: estimate = rnn_flops(inputs); break;
         case OpClass::kAttention: estimate = attention_flops(inputs); break;
         case OpClass::kNorm:
         case OpClass::kSoftmax:

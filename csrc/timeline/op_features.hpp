@@ -45,8 +45,9 @@ struct OpStructure {
 
 // Estimated FLOPs and bytes read of one op from its own inputs; false when
 // the op has no formula (callers then sum its nested ops).
+// `concrete` (scalar arguments: strides, padding, ...) may be null.
 bool estimate_cost(const OpIdentity& op, const std::vector<InputShape>& inputs, const std::vector<DType>& dtypes,
-                   double& flops, double& bytes);
+                   const ConcreteInputs* concrete, double& flops, double& bytes);
 
 struct FeatureColumn {
     std::string name;

@@ -105,8 +105,10 @@ std::vector<InputShape> parse_input_dims(std::string_view text) {
     return shapes;
 }
 
-std::vector<DType> parse_input_types(std::string_view text) {
-    std::vector<DType> types;
+namespace {
+// Each string entry of the list, unescaped only as far as quotes go (values are short numbers).
+std::vector<std::string_view> string_entries(std::string_view text) {
+    std::vector<std::string_view> entries;
     size_t i = 0;
     while (i < text.size()) {
         const size_t open = text.find('"', i);
@@ -114,9 +116,36 @@ std::vector<DType> parse_input_types(std::string_view text) {
         size_t close = open + 1;
         while (close < text.size() && text[close] != '"') close += text[close] == '\\' ? 2 : 1;
         if (close >= text.size()) break;
-        types.push_back(dtype_of(text.substr(open + 1, close - open - 1)));
+        entries.push_back(text.substr(open + 1, close - open - 1));
         i = close + 1;
     }
+    return entries;
+}
+
+}  // namespace
+
+ConcreteInputs parse_concrete_inputs(std::string_view text) {
+    ConcreteInputs out;
+    for (std::string_view entry : string_entries(text)) {
+        std::vector<int64_t> numbers;
+        size_t i = 0;
+        while (i < entry.size()) {
+            if (entry[i] >= '0' && entry[i] <= '9') {
+                int64_t value = 0;
+                while (i < entry.size() && entry[i] >= '0' && entry[i] <= '9') value = value * 10 + (entry[i++] - '0');
+                numbers.push_back(value);
+            } else {
+                ++i;
+            }
+        }
+        out.push_back(std::move(numbers));
+    }
+    return out;
+}
+
+std::vector<DType> parse_input_types(std::string_view text) {
+    std::vector<DType> types;
+    for (std::string_view entry : string_entries(text)) types.push_back(dtype_of(entry));
     return types;
 }
 
@@ -135,6 +164,12 @@ const std::vector<InputShape>& InputCache::dims(int32_t id, std::string_view tex
     auto found = dims_.find(id);
     if (found != dims_.end()) return found->second;
     return dims_.emplace(id, parse_input_dims(text)).first->second;
+}
+
+const ConcreteInputs& InputCache::concrete(int32_t id, std::string_view text) {
+    auto found = concrete_.find(id);
+    if (found != concrete_.end()) return found->second;
+    return concrete_.emplace(id, parse_concrete_inputs(text)).first->second;
 }
 
 const std::vector<DType>& InputCache::types(int32_t id, std::string_view text) {

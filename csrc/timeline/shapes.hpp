@@ -26,6 +26,9 @@ struct OpInputs {
 std::vector<InputShape> parse_input_dims(std::string_view text);
 // '["float", "Scalar", "c10::BFloat16"]' -> dtypes.
 std::vector<DType> parse_input_types(std::string_view text);
+// '["", "[2, 2]", "1"]' -> the integers in each entry ({} for tensors and non-numbers).
+using ConcreteInputs = std::vector<std::vector<int64_t>>;
+ConcreteInputs parse_concrete_inputs(std::string_view text);
 int dtype_bytes(DType dtype);
 
 // Parses each distinct raw text once.
@@ -33,10 +36,12 @@ class InputCache {
 public:
     const std::vector<InputShape>& dims(int32_t id, std::string_view text);
     const std::vector<DType>& types(int32_t id, std::string_view text);
+    const ConcreteInputs& concrete(int32_t id, std::string_view text);
 
 private:
     std::unordered_map<int32_t, std::vector<InputShape>> dims_;
     std::unordered_map<int32_t, std::vector<DType>> types_;
+    std::unordered_map<int32_t, ConcreteInputs> concrete_;
 };
 
 }  // namespace itercast::timeline

@@ -105,7 +105,7 @@ void TimelineBuilder::on_event(const trace::Event& e) {
                 steps_.push_back({e.ts_ns, end, thread_of(e), e.name});
             } else if (kind == EventKind::kHostOp && name_kind == NameKind::kPlain) {
                 host_ops_.push_back({e.ts_ns, end, thread_of(e), e.name, e.external_id,
-                                     e.input_dims, e.input_types});
+                                     e.input_dims, e.input_types, e.concrete_inputs});
             } else {
                 if (name_kind == NameKind::kOptimizerSpan) optimizer_spans_.push_back({e.ts_ns, end, thread_of(e), e.name});
                 annotations_.push_back({e.ts_ns, end, thread_of(e), e.name});
@@ -213,7 +213,7 @@ void TimelineBuilder::adopt_orphan_launches() {
         const int32_t name = annotation >= 0 ? annotations_[static_cast<size_t>(annotation)].name : call.name;
         group_op = static_cast<int32_t>(host_ops_.size());
         group_annotation = annotation;
-        host_ops_.push_back({call.start, call.end, call.thread, name, kMissing, -1, -1});
+        host_ops_.push_back({call.start, call.end, call.thread, name, kMissing, -1, -1, -1});
         root_of_.push_back(group_op);
         children_.emplace_back();
     }
@@ -452,7 +452,9 @@ void TimelineBuilder::compute_features() {
         if (op.input_dims >= 0) {
             const auto& dims = inputs_.dims(op.input_dims, strings_.at(op.input_dims));
             const auto& types = op.input_types >= 0 ? inputs_.types(op.input_types, strings_.at(op.input_types)) : no_types;
-            known = estimate_cost(identity_of(op.name), dims, types, own_flops, own_bytes);
+            const ConcreteInputs* concrete =
+                op.concrete_inputs >= 0 ? &inputs_.concrete(op.concrete_inputs, strings_.at(op.concrete_inputs)) : nullptr;
+            known = estimate_cost(identity_of(op.name), dims, types, concrete, own_flops, own_bytes);
             if (!dims.empty()) shaped[i] = index;
         }
         double child_flops = 0, child_bytes = 0;

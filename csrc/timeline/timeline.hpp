@@ -81,7 +81,7 @@ private:
         int64_t start, end;
         int32_t thread, name;
         int64_t external_id;
-        int32_t input_dims, input_types;
+        int32_t input_dims, input_types, concrete_inputs;
         int32_t parent = -1;
     };
     struct Span {

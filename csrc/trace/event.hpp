@@ -39,6 +39,7 @@ enum EventFlag : uint8_t {
     X(int64_t, bytes)             \
     X(int32_t, input_dims)        \
     X(int32_t, input_types)       \
+    X(int32_t, concrete_inputs)   \
     X(int32_t, grid_x)            \
     X(int32_t, grid_y)            \
     X(int32_t, grid_z)            \
@@ -55,7 +56,7 @@ struct Event {
         offset = at;
         ph = 0;
         flags = 0;
-        cat = name = input_dims = input_types = kNoString;
+        cat = name = input_dims = input_types = concrete_inputs = kNoString;
         ts_ns = dur_ns = pid = tid = kMissing;
         external_id = correlation = sequence_number = fwd_thread_id = kMissing;
         stream = device = bytes = kMissing;

@@ -158,6 +158,8 @@ void parse_arg(std::string_view key, Cursor& c, Event& e, StringTable& strings, 
             break;
         case 15:
             if (key_is(key, "Sequence number")) return void(e.sequence_number = read_int(c));
+            if (key_is(key, "Concrete Inputs"))
+                return void(e.concrete_inputs = intern_raw(c, strings, scratch.last_concrete_inputs));
             break;
         default: break;
     }

@@ -22,6 +22,7 @@ struct EventScratch {
     std::string key;   // an unescaped key
     // Each field's previous interned id (StringTable::intern_recent).
     int32_t last_cat = -1, last_name = -1, last_input_types = -1, last_input_dims = -1, last_id_string = -1;
+    int32_t last_concrete_inputs = -1;
 };
 
 class Scanner {

@@ -21,7 +21,7 @@ PHASES = ("forward", "backward", "optimizer")
 #: (name, meaning) of every per-op feature column, in order.
 FEATURE_COLUMNS: list[tuple[str, str]] = _native.feature_columns()
 #: Version of the feature layout; models record it and refuse another.
-FEATURE_SCHEMA_VERSION = 1
+FEATURE_SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)

@@ -46,8 +46,8 @@ class Trace:
     """A scanned trace: one numpy array per event field plus the string table.
 
     Integer columns hold :data:`MISSING` where the event lacks the field;
-    string-id columns (``name``, ``cat``, ``input_dims``, ``input_types``)
-    hold -1. ``input_dims`` and ``input_types`` ids refer to the raw JSON text.
+    string-id columns (``name``, ``cat``, ``input_dims``, ``input_types``,
+    ``concrete_inputs``) hold -1; the last three refer to the raw JSON text.
     """
 
     def __init__(self, columns: dict[str, np.ndarray], strings: list[str],
@@ -141,7 +141,7 @@ class Trace:
             value = values[index].item()
             if column == "ph":
                 value = chr(value) if value else None
-            elif column in ("cat", "name", "input_dims", "input_types"):
+            elif column in ("cat", "name", "input_dims", "input_types", "concrete_inputs"):
                 value = self.strings[value] if value >= 0 else None
             elif value == MISSING:
                 value = None
