@@ -1,0 +1,104 @@
+"""The Predictor on a real tiny collection: fit, predict, save/load, structure-only input."""
+
+import gzip
+import json
+
+import numpy as np
+import pytest
+
+from itercast import ItercastError
+from itercast.cli import main
+from itercast.predict import Dataset, Predictor
+from itercast.timeline import FEATURE_SCHEMA_VERSION
+
+
+@pytest.fixture(scope="module")
+def dataset(tiny_collection):
+    return Dataset.from_manifest(tiny_collection)
+
+
+@pytest.fixture(scope="module")
+def predictor(dataset):
+    return Predictor(rounds=30).fit(dataset)
+
+
+def scaled_trace(path, factor: int) -> bytes:
+    """The trace with every ts and dur multiplied by `factor`."""
+    document = json.loads(gzip.decompress(path.read_bytes()))
+    for event in document["traceEvents"]:
+        for key in ("ts", "dur"):
+            if isinstance(event.get(key), (int, float)):
+                event[key] = event[key] * factor
+    return json.dumps(document).encode()
+
+
+def test_one_model_per_hardware_with_a_reconciliation(predictor, dataset):
+    assert predictor.hardware == dataset.hardware_keys() and len(predictor.hardware) == 1
+    model = predictor.models[predictor.hardware[0]]
+    assert model.summary["configs"] == len(dataset)
+    assert np.isfinite(model.reconciliation.scale) and model.reconciliation.scale > 0
+    assert "aten::linear" in model.vocabulary
+
+
+def test_predictions_are_positive_per_iteration_with_measured_times(predictor, dataset):
+    prediction = predictor.predict(dataset.configs[0].trace_path)
+    assert prediction.predicted_ms > 0 and prediction.iterations
+    assert all(it.measured_ms and it.measured_ms > 0 and it.predicted_ms > 0 for it in prediction.iterations)
+    assert all(it.name.startswith("ProfilerStep#") for it in prediction.iterations)
+    assert prediction.unseen_fraction == 0.0  # every op type was in training
+
+
+def test_prediction_ignores_measured_times(predictor, dataset):
+    path = dataset.configs[3].trace_path
+    plain = predictor.predict(scaled_trace(path, 1))
+    slow = predictor.predict(scaled_trace(path, 3))
+    assert slow.predicted_ms == pytest.approx(plain.predicted_ms, rel=1e-9)
+    assert [it.measured_ms for it in slow.iterations] == pytest.approx(
+        [3 * it.measured_ms for it in plain.iterations])
+
+
+def test_unseen_ops_still_predict_and_are_counted(predictor):
+    events = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0,
+               "dur": 100}]
+    events += [{"ph": "X", "cat": "cpu_op", "name": f"custom::never_seen_{k}", "pid": 1, "tid": 1,
+                "ts": 1 + 10 * k, "dur": 5, "args": {"Input Dims": [[4, 4]], "Input type": ["float"]}}
+               for k in range(6)]
+    events.append({"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 1, "tid": 1, "ts": 80, "dur": 5,
+                   "args": {"Input Dims": [[2, 4], [4, 4], [4]], "Input type": ["float"] * 3}})
+    prediction = predictor.predict(json.dumps({"traceEvents": events}).encode())
+    assert prediction.unseen_fraction == pytest.approx(6 / 7)
+    assert np.isfinite(prediction.predicted_ms)
+
+
+def test_save_and_load_round_trip(predictor, dataset, tmp_path):
+    path = tmp_path / "model.itc"
+    predictor.save(path)
+    loaded = Predictor.load(path)
+    trace = dataset.configs[1].trace_path
+    assert loaded.predict(trace).predicted_ms == pytest.approx(predictor.predict(trace).predicted_ms, rel=1e-12)
+    assert loaded.models[loaded.hardware[0]].vocabulary == predictor.models[predictor.hardware[0]].vocabulary
+
+
+def test_loading_another_schema_or_a_foreign_file_fails_clearly(predictor, tmp_path):
+    path = tmp_path / "model.itc"
+    predictor.save(path)
+    document = json.loads(path.read_text())
+    document["feature_schema"] = FEATURE_SCHEMA_VERSION + 1
+    path.write_text(json.dumps(document))
+    with pytest.raises(ItercastError, match="feature schema"):
+        Predictor.load(path)
+    (tmp_path / "other.itc").write_text("{}")
+    with pytest.raises(ItercastError, match="not an itercast model"):
+        Predictor.load(tmp_path / "other.itc")
+
+
+def test_train_and_predict_cli(tiny_collection, dataset, tmp_path, capsys):
+    model = tmp_path / "m.itc"
+    assert main(["train", str(tiny_collection), "-o", str(model), "--rounds", "20", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["configs"] == len(dataset) and model.exists()
+    assert main(["predict", str(model), str(dataset.configs[0].trace_path), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["predicted_ms"] > 0 and result["hardware"] == dataset.hardware_keys()[0]
+    assert all("measured_ms" in it and "predicted_ms" in it for it in result["iterations"])
+    assert main(["predict", str(tmp_path / "absent.itc"), str(dataset.configs[0].trace_path)]) != 0
