@@ -6,6 +6,9 @@ void window_timeline(const timeline::TimelineBuilder& timeline, WindowBuilder& w
     const size_t width = timeline::feature_count();
     const auto& ops = timeline.ops();
     const auto& iterations = timeline.iterations();
+    size_t expected = 0;
+    for (const auto& it : iterations) expected += it.op_count / static_cast<size_t>(windows.config().stride) + 1;
+    windows.reserve(expected);
     for (size_t it = 0; it < iterations.size(); ++it) {
         windows.begin_iteration(static_cast<int64_t>(it));
         const uint32_t end = iterations[it].first_op + iterations[it].op_count;

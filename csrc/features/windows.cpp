@@ -16,6 +16,15 @@ WindowBuilder::WindowBuilder(WindowConfig config, size_t op_feature_width)
     if (config_.width < 1 || config_.stride < 1 || config_.stride > config_.width)
         throw std::invalid_argument("windows need width >= 1 and 1 <= stride <= width");
     row_width_ = static_cast<size_t>(config_.width) * (op_width_ + 1) + kAggregateCount + config_.extra.size();
+    ring_.resize(static_cast<size_t>(config_.width) + 1);
+    ring_features_.resize(ring_.size() * op_width_);
+}
+
+void WindowBuilder::reserve(size_t more) {
+    x.reserve(x.size() + more * row_width_);
+    y.reserve(y.size() + more * static_cast<size_t>(config_.width) * 2);
+    y_sum.reserve(y_sum.size() + more);
+    index_.reserve(index_.size() + more * 3);
 }
 
 std::vector<std::string> WindowBuilder::column_names(const std::vector<std::string>& op_feature_names) const {
@@ -41,20 +50,13 @@ void WindowBuilder::begin_iteration(int64_t iteration) {
     iteration_ = iteration;
     pushed_ = 0;
     next_start_ = 0;
-    recent_.clear();
-}
-
-const WindowBuilder::Buffered& WindowBuilder::op_at(int64_t position) const {
-    const int64_t oldest = pushed_ - static_cast<int64_t>(recent_.size());
-    return recent_[static_cast<size_t>(position - oldest)];
 }
 
 void WindowBuilder::push(const OpRow& op) {
-    Buffered buffered{std::vector<float>(op.features, op.features + op_width_), op};
-    buffered.row.features = nullptr;
-    recent_.push_back(std::move(buffered));
+    const size_t slot = slot_of(pushed_);
+    ring_[slot] = op;
+    std::copy(op.features, op.features + op_width_, ring_features_.begin() + static_cast<ptrdiff_t>(slot * op_width_));
     ++pushed_;
-    if (recent_.size() > static_cast<size_t>(config_.width) + 1) recent_.pop_front();
     // A window is complete once an op beyond it exists; the last one waits for end_iteration.
     if (next_start_ + config_.width < pushed_) {
         emit(next_start_, config_.width);
@@ -64,7 +66,6 @@ void WindowBuilder::push(const OpRow& op) {
 
 void WindowBuilder::end_iteration() {
     if (pushed_ > next_start_) emit(next_start_, std::min<int64_t>(config_.width, pushed_ - next_start_));
-    recent_.clear();
     pushed_ = next_start_ = 0;
 }
 
@@ -77,17 +78,19 @@ void WindowBuilder::emit(int64_t start, int64_t count) {
     double window_sum = 0, flops = 0, bytes = 0;
     float* aggregates = row + static_cast<size_t>(config_.width) * (op_width_ + 1);
     for (int64_t k = 0; k < count; ++k) {
-        const Buffered& op = op_at(start + k);
+        const size_t slot = slot_of(start + k);
+        const OpRow& op = ring_[slot];
+        const float* features = ring_features_.data() + slot * op_width_;
         float* block = row + static_cast<size_t>(k) * (op_width_ + 1);
         block[0] = 1.0f;
-        std::copy(op.features.begin(), op.features.end(), block + 1);
-        y[y_base + static_cast<size_t>(k) * 2] = op.row.duration;
-        y[y_base + static_cast<size_t>(k) * 2 + 1] = op.row.gap;
-        window_sum += op.row.duration + op.row.gap;
-        flops += op.row.flops;
-        bytes += op.row.bytes;
-        if (op.row.op_class >= 0 && op.row.op_class < kClassCount) aggregates[op.row.op_class] += 1;
-        if (op.row.phase >= 0 && op.row.phase < 3) aggregates[kClassCount + op.row.phase] += 1.0f / static_cast<float>(count);
+        std::copy(features, features + op_width_, block + 1);
+        y[y_base + static_cast<size_t>(k) * 2] = op.duration;
+        y[y_base + static_cast<size_t>(k) * 2 + 1] = op.gap;
+        window_sum += op.duration + op.gap;
+        flops += op.flops;
+        bytes += op.bytes;
+        if (op.op_class >= 0 && op.op_class < kClassCount) aggregates[op.op_class] += 1;
+        if (op.phase >= 0 && op.phase < 3) aggregates[kClassCount + op.phase] += 1.0f / static_cast<float>(count);
     }
     float* tail = aggregates + kClassCount + 3;
     tail[0] = log1p_feature(flops);

@@ -3,7 +3,6 @@
 // built incrementally: ops are pushed one at a time and a window is emitted
 // as soon as it is known to be complete. Memory holds the last width+1 ops.
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <vector>
 
@@ -34,6 +33,8 @@ public:
 
     WindowBuilder(WindowConfig config, size_t op_feature_width);
 
+    // Sizes the outputs for about this many more windows (avoids regrowth copies).
+    void reserve(size_t windows);
     void begin_iteration(int64_t iteration);
     void push(const OpRow& op);
     void end_iteration();
@@ -51,12 +52,9 @@ public:
     std::vector<int64_t> index_;  // windows x 3: (iteration, first op position, ops in window)
 
 private:
-    struct Buffered {
-        std::vector<float> features;
-        OpRow row;
-    };
     void emit(int64_t start, int64_t count);
-    const Buffered& op_at(int64_t position) const;
+    // The ring slot of an op position: the last width+1 ops are kept.
+    size_t slot_of(int64_t position) const { return static_cast<size_t>(position) % ring_.size(); }
 
     WindowConfig config_;
     size_t op_width_;
@@ -64,7 +62,8 @@ private:
     int64_t iteration_ = -1;
     int64_t pushed_ = 0;       // ops pushed in this iteration
     int64_t next_start_ = 0;   // start of the next window to emit
-    std::deque<Buffered> recent_;  // the last width+1 ops
+    std::vector<OpRow> ring_;           // the last width+1 ops (features pointers unused)
+    std::vector<float> ring_features_;  // their features, slot by slot
 };
 
 }  // namespace itercast::features
