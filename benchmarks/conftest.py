@@ -14,7 +14,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))  # shared_data (trace paths, manifest) lives in tests/
+sys.path.insert(0, str(REPO / "tests"))  # shared_data and tiny_collection live in tests/
 from shared_data import manifest_rows, shared_dir  # noqa: E402
 
 LARGEST_COUNT = 4

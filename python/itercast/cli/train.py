@@ -14,7 +14,7 @@ def register(subparsers) -> None:
     parser.add_argument("--stride", type=int, default=3, help="window stride (default 3)")
     parser.add_argument("--objective", choices=("log", "l2"), default="log",
                         help="per-op target: log-scaled (default) or raw microseconds")
-    parser.add_argument("--rounds", type=int, default=300, help="boosting rounds per target")
+    parser.add_argument("--rounds", type=int, default=150, help="boosting rounds per target (default 150)")
     parser.add_argument("--dask", metavar="ADDRESS",
                         help="featurise and train on this dask.distributed scheduler")
     parser.add_argument("--json", action="store_true", help="print one JSON object")

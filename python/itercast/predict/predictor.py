@@ -20,7 +20,7 @@ import numpy as np
 from itercast.errors import ItercastError
 from itercast.features import DEFAULT_STRIDE, DEFAULT_WIDTH, Windows, timeline_and_windows
 from itercast.predict.dataset import Dataset, TraceSample, featurise
-from itercast.predict.lgbm import WindowLGBM
+from itercast.predict.lgbm import DEFAULT_ROUNDS, WindowLGBM
 from itercast.timeline import FEATURE_SCHEMA_VERSION, canonical_names
 
 MODEL_FORMAT = "itercast-model"
@@ -107,7 +107,7 @@ class Predictor:
     """Iteration-time predictor, read like LightGBM's: fit / predict / save / load."""
 
     def __init__(self, width: int = DEFAULT_WIDTH, stride: int = DEFAULT_STRIDE, objective: str = "log",
-                 rounds: int = 300, params: dict | None = None, seed: int = 0):
+                 rounds: int = DEFAULT_ROUNDS, params: dict | None = None, seed: int = 0):
         self.width, self.stride = width, stride
         self.objective, self.rounds, self.params, self.seed = objective, rounds, params, seed
         self.models: dict[str, HardwareModel] = {}
