@@ -102,3 +102,14 @@ def test_train_and_predict_cli(tiny_collection, dataset, tmp_path, capsys):
     assert result["predicted_ms"] > 0 and result["hardware"] == dataset.hardware_keys()[0]
     assert all("measured_ms" in it and "predicted_ms" in it for it in result["iterations"])
     assert main(["predict", str(tmp_path / "absent.itc"), str(dataset.configs[0].trace_path)]) != 0
+
+
+def test_reconciliation_fits_relative_error():
+    from itercast.predict.predictor import Reconciliation
+
+    profiled = np.array([10.0, 100.0, 1000.0, 20.0])
+    ops = np.array([100.0, 300.0, 900.0, 200.0])
+    unprofiled = 0.9 * profiled - 0.01 * ops  # exact: the fit must recover it
+    fit = Reconciliation.fit(profiled, ops, unprofiled)
+    assert (fit.scale, fit.per_op_ms) == (pytest.approx(0.9), pytest.approx(-0.01))
+    np.testing.assert_allclose(fit.apply(profiled, ops), unprofiled)

@@ -29,15 +29,21 @@ MODEL_VERSION = 1
 
 @dataclass
 class Reconciliation:
-    """unprofiled_ms = scale * profiled_ms + per_op_ms * ops, fitted by least squares."""
+    """unprofiled_ms = scale * profiled_ms + per_op_ms * ops, fitted by least squares on relative error.
+
+    Relative, because plain least squares is ruled by the longest steps: on the
+    CPU collection it doubled the error of small configurations (by-architecture
+    MRE 25% against 11% from the measured profiled times).
+    """
 
     scale: float = 1.0
     per_op_ms: float = 0.0
 
     @classmethod
     def fit(cls, profiled_ms: np.ndarray, ops: np.ndarray, unprofiled_ms: np.ndarray) -> "Reconciliation":
-        design = np.stack([profiled_ms, ops], axis=1)
-        (scale, per_op), *_ = np.linalg.lstsq(design, unprofiled_ms, rcond=None)
+        unprofiled_ms = np.asarray(unprofiled_ms, dtype=float)
+        design = np.stack([profiled_ms, ops], axis=1) / unprofiled_ms[:, None]
+        (scale, per_op), *_ = np.linalg.lstsq(design, np.ones(len(unprofiled_ms)), rcond=None)
         return cls(float(scale), float(per_op))
 
     def apply(self, profiled_ms, ops):
