@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "trace/scanner.hpp"
@@ -12,11 +13,20 @@ namespace itercast::bindings {
 
 pybind11::str decode_utf8(std::string_view text);
 
+// Sinks that read names take the string table; others are default-constructed.
+template <class Sink>
+Sink make_sink(const trace::StringTable& strings) {
+    if constexpr (std::is_constructible_v<Sink, const trace::StringTable&>) {
+        return Sink(strings);
+    } else {
+        return Sink();
+    }
+}
+
 template <class Sink>
 class ScanSession {
 public:
-    template <class... SinkArgs>
-    explicit ScanSession(SinkArgs&&... args) : sink_(strings_, std::forward<SinkArgs>(args)...), scanner_(sink_, strings_) {}
+    ScanSession() : sink_(make_sink<Sink>(strings_)), scanner_(sink_, strings_) {}
 
     void feed(pybind11::buffer data) {
         const pybind11::buffer_info info = data.request();
