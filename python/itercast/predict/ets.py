@@ -5,8 +5,9 @@ As in ETS: input per window is its W x (F+1) op blocks (``is_op`` included),
 a 4-layer bidirectional LSTM with hidden size equal to the input size, a
 linear head giving (duration, gap) per position, L1 loss, Adam at 1e-4 and
 batches of 128. Targets are lgbm's 'log' target (sign-kept log1p of
-microseconds) rather than standardised microseconds: on CPU traces op times
-span six decades and L1 on standardised values is ruled by the few largest.
+microseconds), then standardised as ETS does, rather than standardised
+microseconds: on CPU traces op times span six decades and L1 on standardised
+microseconds is ruled by the few largest ops.
 Padding positions are packed away, so they reach neither the loss nor any
 op's output. Predictions are averaged over covering windows and summed per
 iteration with :func:`itercast.predict.rows.op_sums`.
@@ -35,6 +36,11 @@ def stacked_windows(samples) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     labels = np.concatenate([s.windows.y for s in samples])
     lengths = np.concatenate([s.windows.index[:, 2] for s in samples])
     return blocks, labels, lengths
+
+
+def op_positions(lengths: np.ndarray, width: int) -> np.ndarray:
+    """(windows, width) bool: which positions hold an op (windows are filled from the left)."""
+    return np.arange(width)[None, :] < lengths[:, None]
 
 
 def _network(layers: int):
@@ -83,6 +89,7 @@ class ETSReference:
         self.threads, self.seed = threads, seed
         self.network = None
         self.mean = self.scale = None  # input standardisation, fitted on the training ops
+        self.target_mean = self.target_scale = None  # (duration, gap) log-target standardisation
         self.epochs_done = 0.0
         self.train_seconds = 0.0
 
@@ -97,10 +104,13 @@ class ETSReference:
         torch.manual_seed(self.seed)
         start = time.perf_counter()
         blocks, labels, lengths = stacked_windows(samples)
-        ops = blocks[np.arange(blocks.shape[1])[None, :] < lengths[:, None]]
+        ops = blocks[op_positions(lengths, blocks.shape[1])]
         self.mean, self.scale = ops.mean(axis=0), np.maximum(ops.std(axis=0), 1e-6)
+        targets = to_target(labels, "log")
+        valid_targets = targets[op_positions(lengths, blocks.shape[1])]
+        self.target_mean, self.target_scale = valid_targets.mean(axis=0), np.maximum(valid_targets.std(axis=0), 1e-6)
         x = torch.from_numpy(self._standardise(blocks).astype(np.float32))
-        y = torch.from_numpy(to_target(labels, "log").astype(np.float32))
+        y = torch.from_numpy(((targets - self.target_mean) / self.target_scale).astype(np.float32))
         n = torch.from_numpy(lengths.astype(np.int64))
         self.network = _network(self.layers)
         optimiser = torch.optim.Adam(self.network.parameters(), lr=self.learning_rate)
@@ -135,8 +145,8 @@ class ETSReference:
         with torch.no_grad():
             out = torch.cat([self.network(x[i:i + batch], n[i:i + batch]) for i in range(0, len(x), batch)])
         self.network.train()
-        ns = from_target(out.numpy().astype(np.float64), "log")
-        return ns * (np.arange(blocks.shape[1])[None, :] < lengths[:, None])[..., None]
+        ns = from_target(out.numpy().astype(np.float64) * self.target_scale + self.target_mean, "log")
+        return ns * (op_positions(lengths, blocks.shape[1]))[..., None]
 
     def predict_op_time(self, samples) -> np.ndarray:
         """Per sample: summed predicted duration + gap of its ops, ns."""
