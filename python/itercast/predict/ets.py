@@ -91,7 +91,6 @@ class ETSReference:
         self.mean = self.scale = None  # input standardisation, fitted on the training ops
         self.target_mean = self.target_scale = None  # (duration, gap) log-target standardisation
         self.epochs_done = 0.0
-        self.train_seconds = 0.0
 
     def _standardise(self, blocks: np.ndarray) -> np.ndarray:
         return (blocks - self.mean) / self.scale
@@ -104,22 +103,30 @@ class ETSReference:
         torch.manual_seed(self.seed)
         start = time.perf_counter()
         blocks, labels, lengths = stacked_windows(samples)
-        ops = blocks[op_positions(lengths, blocks.shape[1])]
-        self.mean, self.scale = ops.mean(axis=0), np.maximum(ops.std(axis=0), 1e-6)
         targets = to_target(labels, "log")
-        valid_targets = targets[op_positions(lengths, blocks.shape[1])]
-        self.target_mean, self.target_scale = valid_targets.mean(axis=0), np.maximum(valid_targets.std(axis=0), 1e-6)
+        self._fit_scaling(blocks, targets, lengths)
         x = torch.from_numpy(self._standardise(blocks).astype(np.float32))
         y = torch.from_numpy(((targets - self.target_mean) / self.target_scale).astype(np.float32))
-        n = torch.from_numpy(lengths.astype(np.int64))
         self.network = _network(self.layers)
+        self._train(x, y, torch.from_numpy(lengths.astype(np.int64)), start)
+        return self
+
+    def _fit_scaling(self, blocks: np.ndarray, targets: np.ndarray, lengths: np.ndarray) -> None:
+        """Fits input and target standardisation on the positions that hold an op."""
+        ops = op_positions(lengths, blocks.shape[1])
+        self.mean, self.scale = blocks[ops].mean(axis=0), np.maximum(blocks[ops].std(axis=0), 1e-6)
+        self.target_mean, self.target_scale = targets[ops].mean(axis=0), np.maximum(targets[ops].std(axis=0), 1e-6)
+
+    def _train(self, x, y, lengths, start: float) -> None:
+        """Shuffled epochs of Adam on the masked L1 loss until the budget is spent."""
+        import torch
+
         optimiser = torch.optim.Adam(self.network.parameters(), lr=self.learning_rate)
         generator = torch.Generator().manual_seed(self.seed)
         seen = 0
         while not self._budget_spent(start, seen / len(x)):
-            order = torch.randperm(len(x), generator=generator)
-            for chunk in order.split(self.batch_size):
-                loss = masked_l1(self.network(x[chunk], n[chunk]), y[chunk], n[chunk])
+            for chunk in torch.randperm(len(x), generator=generator).split(self.batch_size):
+                loss = masked_l1(self.network(x[chunk], lengths[chunk]), y[chunk], lengths[chunk])
                 optimiser.zero_grad()
                 loss.backward()
                 optimiser.step()
@@ -127,8 +134,6 @@ class ETSReference:
                 if self._budget_spent(start, seen / len(x)):
                     break
         self.epochs_done = seen / len(x)
-        self.train_seconds = time.perf_counter() - start
-        return self
 
     def _budget_spent(self, start: float, epochs: float) -> bool:
         if self.max_epochs is not None and epochs >= self.max_epochs:
