@@ -240,7 +240,8 @@ class Evaluation:
                 hidden = f" ({(~shown).sum()} <= 0 not shown)" if (~shown).any() else ""
                 axis.scatter(x[shown], y[shown], s=10, alpha=0.6, label=r.name + hidden)
                 values += [x, y[shown]]
-            low, high = (lambda v: (v.min(), v.max()))(np.concatenate(values))
+            everything = np.concatenate(values)
+            low, high = everything.min(), everything.max()
             axis.plot([low, high], [low, high], color="black", linewidth=1, label="y = x")
             axis.set(xscale="log", yscale="log", xlabel=f"measured {label} (ms)",
                      ylabel=f"predicted {label} (ms)", title=f"split by {self.settings.split}: {label}")
