@@ -104,3 +104,8 @@ def test_ets_padding_reaches_neither_output_nor_loss(samples, ets):
 
 def test_ets_reports_the_epochs_it_trained(ets):
     assert ets.epochs_done == pytest.approx(1.0)
+
+
+def test_oracle_diagnostic_returns_the_measured_op_time(samples):
+    oracle = new_model("oracle", Settings())
+    assert oracle.fit(samples[:2]).predict_op_time(samples) == pytest.approx(measured_op_time(samples))

@@ -8,7 +8,7 @@ from dataclasses import asdict
 
 
 def register(subparsers) -> None:
-    from itercast.predict.evaluate import MODEL_NAMES, Settings
+    from itercast.predict.evaluate import DIAGNOSTICS, MODEL_NAMES, Settings
 
     defaults = Settings()
     parser = subparsers.add_parser(
@@ -19,7 +19,8 @@ def register(subparsers) -> None:
     parser.add_argument("--folds", type=int, default=defaults.folds,
                         help="k folds over the groups; 1 (default) is a single 80/20 holdout")
     parser.add_argument("--models", default=",".join(MODEL_NAMES),
-                        help=f"comma-separated, from {','.join(MODEL_NAMES)} (default: all)")
+                        help=f"comma-separated, from {','.join(MODEL_NAMES)} (default: all); "
+                             f"diagnostic: {','.join(DIAGNOSTICS)} (the test traces' measured op time)")
     parser.add_argument("--rounds", type=int, default=defaults.rounds, help="LightGBM boosting rounds")
     parser.add_argument("--ets-seconds", type=float, default=defaults.ets_seconds,
                         help="wall-clock training budget of the ETS reference per fold")

@@ -95,3 +95,19 @@ class TrainingMedian:
 
     def predict_op_time(self, samples) -> np.ndarray:
         return np.full(len(samples), self.median_ns)
+
+
+class MeasuredOpTime:
+    """Diagnostic, not a model: the test trace's own measured op time.
+
+    Its errors are the floor the rest of the pipeline (head/tail median,
+    reconciliation to step_ms) leaves even for a perfect op-time model.
+    """
+
+    name = "oracle"
+
+    def fit(self, samples, client=None) -> "MeasuredOpTime":
+        return self
+
+    def predict_op_time(self, samples) -> np.ndarray:
+        return measured_op_time(samples)
