@@ -60,3 +60,12 @@ def test_bad_dataset_path_exits_non_zero_with_a_message(tmp_path, capsys):
 def test_unknown_model_is_refused_before_training(capsys):
     assert main(["evaluate", str(tiny_collection()), "--models", "median,prophet"]) != 0
     assert "unknown model 'prophet'" in capsys.readouterr().err
+
+
+def test_a_missing_package_is_named_before_any_training(capsys, monkeypatch):
+    import importlib.util
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else find_spec(name, *a))
+    assert main(["evaluate", str(tiny_collection()), "--models", "median,ets", *QUICK]) != 0
+    assert "pip install torch" in capsys.readouterr().err

@@ -25,6 +25,16 @@ from itercast.predict.predictor import fit_hardware_model
 
 MODEL_NAMES = ("lightgbm", "ets", "opbased", "linear", "median")
 DIAGNOSTICS = ("oracle",)  # chosen by name only: not models, they read the test labels
+NEEDS = {"lightgbm": "lightgbm", "opbased": "lightgbm", "ets": "torch", "linear": "scipy", "plot": "matplotlib"}
+
+
+def require(what: str) -> None:
+    """Fails early, with the package to install, when an optional dependency is missing."""
+    import importlib.util
+
+    package = NEEDS.get(what)
+    if package and importlib.util.find_spec(package) is None:
+        raise ItercastError(f"{what} needs the {package} package: pip install {package}")
 
 
 @dataclass
@@ -227,6 +237,7 @@ class Evaluation:
 
     def write_plot(self, path: str | Path) -> None:
         """Predicted vs measured, log-log, one colour per model; left un-profiled, right profiled."""
+        require("plot")
         import matplotlib
 
         matplotlib.use("Agg")
@@ -269,7 +280,8 @@ class Evaluation:
 
 def evaluate(samples: list[TraceSample], settings: Settings, verbose: bool = False) -> Evaluation:
     for name in settings.models:
-        new_model(name, settings)  # an unknown name fails before any training
+        new_model(name, settings)  # an unknown name or a missing package fails before any training
+        require(name)
     folds = split_folds(samples, settings.split, settings.folds, settings.seed, settings.test_fraction)
     results = [evaluate_model(name, settings, folds, samples, verbose) for name in settings.models]
     return Evaluation(settings, len(samples), len({s.config.model for s in samples}),
