@@ -1,0 +1,68 @@
+"""itercast evaluate: train and test every model on the same split, print one table."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+
+
+def register(subparsers) -> None:
+    from itercast.predict.evaluate import DIAGNOSTICS, MODEL_NAMES, Settings
+
+    defaults = Settings()
+    parser = subparsers.add_parser(
+        "evaluate", help="compare the predictor with the ETS reference and baselines on a labelled collection")
+    parser.add_argument("dataset", help="collection directory (or its manifest.csv)")
+    parser.add_argument("--split", choices=("arch", "config"), default=defaults.split,
+                        help="keep whole architectures (default) or whole configurations out of training")
+    parser.add_argument("--folds", type=int, default=defaults.folds,
+                        help="k folds over the groups; 1 (default) is a single 80/20 holdout")
+    parser.add_argument("--models", default=",".join(MODEL_NAMES),
+                        help=f"comma-separated, from {','.join(MODEL_NAMES)} (default: all); "
+                             f"diagnostic: {','.join(DIAGNOSTICS)} (the test traces' measured op time)")
+    parser.add_argument("--rounds", type=int, default=defaults.rounds, help="LightGBM boosting rounds")
+    parser.add_argument("--ets-seconds", type=float, default=defaults.ets_seconds,
+                        help="wall-clock training budget of the ETS reference per fold")
+    parser.add_argument("--ets-threads", type=int, default=None, help="torch threads for the ETS reference")
+    parser.add_argument("--limit-configs", type=int, default=None, metavar="N",
+                        help="use a seeded random subset of N configurations")
+    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument("--cache", default=None, metavar="FILE",
+                        help="pickle of featurised samples: read when it covers the dataset, else written")
+    parser.add_argument("--plot", default=None, metavar="PNG", help="write predicted vs measured")
+    parser.add_argument("--families-csv", default=None, metavar="CSV", help="write per-family MRE")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    parser.set_defaults(run=run)
+
+
+def settings_from(args):
+    from itercast.predict.evaluate import Settings
+
+    models = tuple(name.strip() for name in args.models.split(",") if name.strip())
+    return Settings(models=models, split=args.split, folds=args.folds, seed=args.seed, rounds=args.rounds,
+                    ets_seconds=args.ets_seconds, ets_threads=args.ets_threads)
+
+
+def run(args) -> int:
+    from itercast.predict.dataset import Dataset
+    from itercast.predict.evaluate import evaluate, limit_configs, load_samples
+
+    settings = settings_from(args)
+    dataset = limit_configs(Dataset.from_manifest(args.dataset), args.limit_configs, args.seed)
+    samples = load_samples(dataset, args.cache)
+    result = evaluate(samples, settings, verbose=not args.json)
+    if args.plot:
+        result.write_plot(args.plot)
+    if args.families_csv:
+        result.write_family_csv(args.families_csv)
+    if args.json:
+        print(json.dumps({**result.to_dict(), "settings": asdict(settings)}))
+        return 0
+    print(result.table())
+    print()
+    print(result.family_table())
+    for label, path in (("plot", args.plot), ("per-family CSV", args.families_csv)):
+        if path:
+            print(f"{label}: {path}", file=sys.stderr)
+    return 0

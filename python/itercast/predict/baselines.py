@@ -1,0 +1,113 @@
+"""Baselines the window models must beat; same interface as WindowLGBM.
+
+- :class:`OpBased`: ETS's "OpBased": each op from its own features only, no window context.
+- :class:`FlopsBytesLinear`: the iteration's summed FLOPs, bytes and op count, least squares.
+- :class:`TrainingMedian`: the training set's median op time, whatever the trace.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from itercast.predict.lgbm import DEFAULT_PARAMS, from_target, to_target
+from itercast.predict.rows import F, OP_FEATURES, one_pair_per_op, op_sums, rows_of
+
+_LOG_FLOPS = OP_FEATURES.index("log_flops")
+_LOG_BYTES = OP_FEATURES.index("log_bytes")
+
+
+def each_op_once(samples):
+    """Rows with every op exactly once (an op's own features are the same in every window)."""
+    rng = np.random.default_rng(0)
+    return rows_of(samples, lambda windows: one_pair_per_op(windows, rng))
+
+
+def measured_op_time(samples) -> np.ndarray:
+    """Per sample: the trace's summed op duration + gap, ns (what every model here predicts)."""
+    rows = each_op_once(samples)
+    return op_sums(rows, rows.duration + rows.gap, len(samples))
+
+
+class OpBased:
+    """LightGBM on each op's own F features (no neighbours, no window aggregates), summed."""
+
+    name = "opbased"
+
+    def __init__(self, rounds: int = 300, seed: int = 0):
+        self.rounds = rounds
+        self.params = {**DEFAULT_PARAMS, "seed": seed, "objective": "regression"}
+        self.booster = None
+
+    def fit(self, samples, client=None) -> "OpBased":
+        import lightgbm
+
+        rows = each_op_once(samples)
+        data = lightgbm.Dataset(rows.x[:, :F], to_target(rows.duration + rows.gap, "log"))
+        self.booster = lightgbm.train(self.params, data, num_boost_round=self.rounds)
+        return self
+
+    def predict_op_time(self, samples) -> np.ndarray:
+        rows = each_op_once(samples)
+        return op_sums(rows, from_target(self.booster.predict(rows.x[:, :F]), "log"), len(samples))
+
+
+def iteration_totals(samples) -> np.ndarray:
+    """(samples, 3): summed FLOPs, summed input bytes and op count of each iteration."""
+    rows = each_op_once(samples)
+    flops = op_sums(rows, np.expm1(rows.x[:, _LOG_FLOPS].astype(np.float64)), len(samples))
+    bytes_ = op_sums(rows, np.expm1(rows.x[:, _LOG_BYTES].astype(np.float64)), len(samples))
+    ops = np.array([s.op_count for s in samples], dtype=float)
+    return np.stack([flops, bytes_, ops], axis=1)
+
+
+class FlopsBytesLinear:
+    """op time = a * FLOPs + b * bytes + c * ops, non-negative least squares on training iterations."""
+
+    name = "linear"
+
+    def __init__(self):
+        self.coefficients: np.ndarray | None = None
+        self.column_scale: np.ndarray | None = None
+
+    def fit(self, samples, client=None) -> "FlopsBytesLinear":
+        from scipy.optimize import nnls
+
+        design = iteration_totals(samples)
+        self.column_scale = np.maximum(design.max(axis=0), 1.0)  # conditions FLOPs (~1e12) next to ops (~1e3)
+        self.coefficients, _ = nnls(design / self.column_scale, measured_op_time(samples))
+        return self
+
+    def predict_op_time(self, samples) -> np.ndarray:
+        return (iteration_totals(samples) / self.column_scale) @ self.coefficients
+
+
+class TrainingMedian:
+    """The median training iteration's op time, for every trace."""
+
+    name = "median"
+
+    def __init__(self):
+        self.median_ns = 0.0
+
+    def fit(self, samples, client=None) -> "TrainingMedian":
+        self.median_ns = float(np.median(measured_op_time(samples)))
+        return self
+
+    def predict_op_time(self, samples) -> np.ndarray:
+        return np.full(len(samples), self.median_ns)
+
+
+class MeasuredOpTime:
+    """Diagnostic, not a model: the test trace's own measured op time.
+
+    Its errors are the floor the rest of the pipeline (head/tail median,
+    reconciliation to step_ms) leaves even for a perfect op-time model.
+    """
+
+    name = "oracle"
+
+    def fit(self, samples, client=None) -> "MeasuredOpTime":
+        return self
+
+    def predict_op_time(self, samples) -> np.ndarray:
+        return measured_op_time(samples)

@@ -1,0 +1,317 @@
+"""Side-by-side evaluation: every model trained and tested on the same split.
+
+Each model predicts a test trace's summed op time; the harness adds the
+training median head/tail and maps it to the un-profiled iteration time with
+a :class:`~itercast.predict.predictor.Reconciliation` fitted on the training
+samples (both via :func:`fit_hardware_model`, as the Predictor does). Errors
+are reported against both labels: the un-profiled ``step_ms`` the job
+experiences, and the trace's own profiled iteration.
+"""
+
+from __future__ import annotations
+
+import csv
+import pickle
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from itercast.errors import ItercastError
+from itercast.predict.dataset import Dataset, TraceSample, featurise, group_labels
+from itercast.predict.predictor import fit_hardware_model
+
+MODEL_NAMES = ("lightgbm", "ets", "opbased", "linear", "median")
+DIAGNOSTICS = ("oracle",)  # chosen by name only: not models, they read the test labels
+NEEDS = {"lightgbm": "lightgbm", "opbased": "lightgbm", "ets": "torch", "linear": "scipy", "plot": "matplotlib"}
+
+
+def require(what: str) -> None:
+    """Fails early, with the package to install, when an optional dependency is missing."""
+    import importlib.util
+
+    package = NEEDS.get(what)
+    if package and importlib.util.find_spec(package) is None:
+        raise ItercastError(f"{what} needs the {package} package: pip install {package}")
+
+
+@dataclass
+class Settings:
+    models: tuple[str, ...] = MODEL_NAMES
+    split: str = "arch"
+    folds: int = 1  # 1: a single holdout of ``test_fraction`` of the groups
+    seed: int = 0
+    test_fraction: float = 0.2
+    rounds: int = 300  # LightGBM rounds, window model and OpBased alike
+    ets_seconds: float = 120.0
+    ets_threads: int | None = None
+
+
+def new_model(name: str, settings: Settings):
+    from itercast.predict.baselines import FlopsBytesLinear, MeasuredOpTime, OpBased, TrainingMedian
+
+    if name == "lightgbm":
+        from itercast.predict.lgbm import WindowLGBM
+
+        return WindowLGBM("log", settings.rounds, seed=settings.seed)
+    if name == "ets":
+        from itercast.predict.ets import ETSReference
+
+        return ETSReference(max_seconds=settings.ets_seconds, threads=settings.ets_threads, seed=settings.seed)
+    if name == "opbased":
+        return OpBased(settings.rounds, settings.seed)
+    if name == "linear":
+        return FlopsBytesLinear()
+    if name == "median":
+        return TrainingMedian()
+    if name == "oracle":
+        return MeasuredOpTime()
+    raise ItercastError(f"unknown model {name!r}: choose from {', '.join(MODEL_NAMES + DIAGNOSTICS)}")
+
+
+def split_folds(samples, split: str, folds: int = 1, seed: int = 0,
+                test_fraction: float = 0.2) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(train, test) index arrays. Groups (architectures or configurations) never straddle train and test.
+
+    ``folds`` > 1: the shuffled groups are dealt round-robin into k folds, each the test set once.
+    """
+    groups = group_labels(samples, split)
+    unique = np.unique(groups)
+    if len(unique) < 2:
+        raise ItercastError(f"a split by {split} needs at least 2 groups, the data has {len(unique)}")
+    order = np.random.default_rng(seed).permutation(unique)
+    if folds <= 1:
+        test_count = min(len(unique) - 1, max(1, round(test_fraction * len(unique))))
+        assignments = [order[:test_count]]
+    else:
+        if folds > len(unique):
+            raise ItercastError(f"{folds} folds but only {len(unique)} groups to split by {split}")
+        assignments = [order[k::folds] for k in range(folds)]
+    result = []
+    for test_groups in assignments:
+        is_test = np.isin(groups, test_groups)
+        result.append((np.flatnonzero(~is_test), np.flatnonzero(is_test)))
+    return result
+
+
+@dataclass
+class Metrics:
+    mre: float  # mean relative error
+    rmse_ms: float
+    p90: float  # 90th percentile of the relative error
+
+    @classmethod
+    def of(cls, predicted_ms, measured_ms) -> "Metrics":
+        predicted, measured = np.asarray(predicted_ms, float), np.asarray(measured_ms, float)
+        relative = np.abs(predicted - measured) / measured
+        return cls(float(relative.mean()), float(np.sqrt(np.mean((predicted - measured) ** 2))),
+                   float(np.percentile(relative, 90)))
+
+
+@dataclass
+class ModelResult:
+    """One model's test predictions over every fold, with the labels they are judged against."""
+
+    name: str
+    predicted_ms: list[float] = field(default_factory=list)  # un-profiled
+    predicted_profiled_ms: list[float] = field(default_factory=list)
+    measured_ms: list[float] = field(default_factory=list)  # step_ms
+    measured_profiled_ms: list[float] = field(default_factory=list)
+    families: list[str] = field(default_factory=list)
+    train_seconds: list[float] = field(default_factory=list)  # per fitted model
+    predict_seconds: float = 0.0
+    epochs: list[float] = field(default_factory=list)  # ETS only
+
+    @property
+    def step(self) -> Metrics:
+        return Metrics.of(self.predicted_ms, self.measured_ms)
+
+    @property
+    def profiled(self) -> Metrics:
+        return Metrics.of(self.predicted_profiled_ms, self.measured_profiled_ms)
+
+    @property
+    def latency_ms(self) -> float:
+        """Prediction time per iteration, after featurisation."""
+        return 1000 * self.predict_seconds / max(1, len(self.predicted_ms))
+
+    def family_mre(self) -> dict[str, float]:
+        families = np.array(self.families)
+        return {family: Metrics.of(np.array(self.predicted_ms)[families == family],
+                                   np.array(self.measured_ms)[families == family]).mre
+                for family in sorted(set(self.families))}
+
+    def record(self, samples: list[TraceSample], profiled_ms, unprofiled_ms) -> None:
+        self.predicted_profiled_ms += [float(v) for v in profiled_ms]
+        self.predicted_ms += [float(v) for v in unprofiled_ms]
+        self.measured_ms += [s.config.step_ms for s in samples]
+        self.measured_profiled_ms += [s.profiled_ns / 1e6 for s in samples]
+        self.families += [s.config.family for s in samples]
+
+
+def _by_hardware(samples: list[TraceSample]) -> dict[str, list[TraceSample]]:
+    groups: dict[str, list[TraceSample]] = {}
+    for sample in samples:
+        groups.setdefault(sample.config.hardware, []).append(sample)
+    return groups
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def evaluate_model(name: str, settings: Settings, folds, samples, verbose: bool = False) -> ModelResult:
+    """Trains one model per fold and hardware, predicts that fold's test samples."""
+    result = ModelResult(name)
+    for k, (train, test) in enumerate(folds):
+        tests = _by_hardware([samples[i] for i in test])
+        for hardware, train_samples in sorted(_by_hardware([samples[i] for i in train]).items()):
+            if hardware not in tests:
+                continue
+            fitted = fit_hardware_model(hardware, train_samples, new_model(name, settings))
+            start = time.perf_counter()
+            profiled_ms, unprofiled_ms = fitted.predict_samples(tests[hardware])
+            result.predict_seconds += time.perf_counter() - start
+            result.record(tests[hardware], profiled_ms, unprofiled_ms)
+            result.train_seconds.append(fitted.summary["train_seconds"])
+            if hasattr(fitted.window_model, "epochs_done"):
+                result.epochs.append(fitted.window_model.epochs_done)
+            if verbose:
+                _log(f"  fold {k + 1}/{len(folds)} {name}: trained in {fitted.summary['train_seconds']:.1f} s "
+                     f"on {len(train_samples)} configurations")
+    return result
+
+
+@dataclass
+class Evaluation:
+    settings: Settings
+    configurations: int
+    architectures: int
+    test_sizes: list[int]
+    results: list[ModelResult]
+
+    def table(self) -> str:
+        s = self.settings
+        how = f"holdout {s.test_fraction:.0%} of groups" if s.folds <= 1 else f"{s.folds} folds"
+        lines = [f"{self.configurations} configurations, {self.architectures} architectures; split by {s.split} "
+                 f"({how}, seed {s.seed}); test configurations per fold: {self.test_sizes}",
+                 f"{'':10} {'-- un-profiled step_ms --':>27}  {'-- profiled iteration --':>27}",
+                 f"{'model':10} {'MRE':>8} {'RMSE ms':>9} {'p90 RE':>8}  {'MRE':>8} {'RMSE ms':>9} {'p90 RE':>8}"
+                 f"  {'train s':>8} {'predict ms/it':>14}"]
+        for r in self.results:
+            step, profiled = r.step, r.profiled
+            lines.append(f"{r.name:10} {step.mre:8.1%} {step.rmse_ms:9.2f} {step.p90:8.1%}  {profiled.mre:8.1%} "
+                         f"{profiled.rmse_ms:9.2f} {profiled.p90:8.1%}  {np.mean(r.train_seconds):8.1f} "
+                         f"{r.latency_ms:14.2f}")
+        lines.append("train s: mean per fitted model.")
+        for r in self.results:
+            if r.epochs:
+                lines.append(f"{r.name}: {', '.join(f'{e:.2f}' for e in r.epochs)} epochs in a "
+                             f"{s.ets_seconds:.0f} s budget per fold")
+        return "\n".join(lines)
+
+    def family_rows(self) -> list[dict]:
+        """Per family: test configurations and each model's MRE against step_ms."""
+        per_model = {r.name: r.family_mre() for r in self.results}
+        families = self.results[0].families if self.results else []
+        return [{"family": family, "configurations": families.count(family),
+                 **{name: mre[family] for name, mre in per_model.items()}}
+                for family in sorted(set(families))]
+
+    def family_table(self) -> str:
+        names = [r.name for r in self.results]
+        lines = [f"{'family (MRE vs step_ms)':24} {'n':>4} " + " ".join(f"{n:>9}" for n in names)]
+        for row in self.family_rows():
+            lines.append(f"{row['family']:24} {row['configurations']:4d} "
+                         + " ".join(f"{row[n]:9.1%}" for n in names))
+        return "\n".join(lines)
+
+    def write_family_csv(self, path: str | Path) -> None:
+        rows = self.family_rows()
+        with open(path, "w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=["family", "configurations"] + [r.name for r in self.results])
+            writer.writeheader()
+            writer.writerows(rows)
+
+    def write_plot(self, path: str | Path) -> None:
+        """Predicted vs measured, log-log, one colour per model; left un-profiled, right profiled."""
+        require("plot")
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        figure, axes = plt.subplots(1, 2, figsize=(12, 5.5))
+        panels = (("predicted_ms", "measured_ms", "un-profiled step_ms"),
+                  ("predicted_profiled_ms", "measured_profiled_ms", "profiled iteration"))
+        for axis, (predicted, measured, label) in zip(axes, panels):
+            values = []
+            for r in self.results:
+                x, y = np.array(getattr(r, measured)), np.array(getattr(r, predicted))
+                shown = y > 0  # a log axis cannot show the rest; the legend counts them
+                hidden = f" ({(~shown).sum()} <= 0 not shown)" if (~shown).any() else ""
+                axis.scatter(x[shown], y[shown], s=10, alpha=0.6, label=r.name + hidden)
+                values += [x, y[shown]]
+            everything = np.concatenate(values)
+            low, high = everything.min(), everything.max()
+            axis.plot([low, high], [low, high], color="black", linewidth=1, label="y = x")
+            axis.set(xscale="log", yscale="log", xlabel=f"measured {label} (ms)",
+                     ylabel=f"predicted {label} (ms)", title=f"split by {self.settings.split}: {label}")
+            axis.legend(fontsize=8)
+        figure.tight_layout()
+        figure.savefig(path, dpi=120)
+        plt.close(figure)
+
+    def to_dict(self) -> dict:
+        def metrics(m: Metrics) -> dict:
+            return {"mre": m.mre, "rmse_ms": m.rmse_ms, "p90": m.p90}
+
+        return {"split": self.settings.split, "folds": self.settings.folds, "seed": self.settings.seed,
+                "configurations": self.configurations, "architectures": self.architectures,
+                "test_sizes": self.test_sizes,
+                "models": {r.name: {"step_ms": metrics(r.step), "profiled": metrics(r.profiled),
+                                    "train_seconds": r.train_seconds, "latency_ms": r.latency_ms,
+                                    "epochs": r.epochs, "family_mre": r.family_mre()}
+                           for r in self.results},
+                "families": self.family_rows()}
+
+
+def evaluate(samples: list[TraceSample], settings: Settings, verbose: bool = False) -> Evaluation:
+    for name in settings.models:
+        new_model(name, settings)  # an unknown name or a missing package fails before any training
+        require(name)
+    folds = split_folds(samples, settings.split, settings.folds, settings.seed, settings.test_fraction)
+    results = [evaluate_model(name, settings, folds, samples, verbose) for name in settings.models]
+    return Evaluation(settings, len(samples), len({s.config.model for s in samples}),
+                      [len(test) for _, test in folds], results)
+
+
+def limit_configs(dataset: Dataset, count: int | None, seed: int = 0) -> Dataset:
+    """A seeded random subset of ``count`` configurations (all of them when None)."""
+    if count is None or count >= len(dataset):
+        return dataset
+    keep = np.sort(np.random.default_rng(seed).choice(len(dataset), size=count, replace=False))
+    return Dataset([dataset.configs[i] for i in keep], dataset.source)
+
+
+def load_samples(dataset: Dataset, cache: str | Path | None = None) -> list[TraceSample]:
+    """Featurised samples of the dataset, read from (and written to) a pickle cache when given.
+
+    The cache is keyed by config id and trace path; any configuration it lacks re-featurises all.
+    """
+    from itercast.timeline import FEATURE_SCHEMA_VERSION
+
+    wanted = [(c.config_id, str(c.trace_path)) for c in dataset.configs]
+    if cache is not None and Path(cache).exists():
+        with open(cache, "rb") as handle:
+            stored = pickle.load(handle)
+        if stored.get("feature_schema") == FEATURE_SCHEMA_VERSION and all(k in stored["samples"] for k in wanted):
+            return [stored["samples"][k] for k in wanted]
+    samples = featurise(dataset.configs)
+    if cache is not None:
+        with open(cache, "wb") as handle:
+            pickle.dump({"feature_schema": FEATURE_SCHEMA_VERSION, "samples": dict(zip(wanted, samples))},
+                        handle, protocol=pickle.HIGHEST_PROTOCOL)
+    return samples

@@ -1,0 +1,71 @@
+"""itercast evaluate end to end on the tiny collection."""
+
+import json
+
+import pytest
+
+from itercast.cli import main
+from itercast.predict.evaluate import MODEL_NAMES
+from predict_fixtures import tiny_collection
+
+QUICK = ["--rounds", "5", "--ets-seconds", "1"]
+
+
+def test_prints_one_table_with_every_model_and_writes_the_plot(tmp_path, capsys):
+    plot, families = tmp_path / "evaluate.png", tmp_path / "families.csv"
+    code = main(["evaluate", str(tiny_collection()), "--split", "config", "--seed", "1", *QUICK,
+                 "--plot", str(plot), "--families-csv", str(families)])
+    out = capsys.readouterr().out
+    assert code == 0
+    table_rows = [line.split()[0] for line in out.splitlines() if line.strip()]
+    assert all(name in table_rows for name in MODEL_NAMES)
+    assert "un-profiled step_ms" in out and "profiled iteration" in out
+    assert plot.read_bytes().startswith(b"\x89PNG")
+    assert families.read_text().splitlines()[0] == "family,configurations," + ",".join(MODEL_NAMES)
+
+
+def test_json_has_both_labels_for_each_chosen_model(capsys):
+    code = main(["evaluate", str(tiny_collection()), "--models", "median,linear", "--folds", "2", "--json", *QUICK])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0 and set(result["models"]) == {"median", "linear"}
+    assert sum(result["test_sizes"]) == result["configurations"]
+    for model in result["models"].values():
+        assert set(model["step_ms"]) == set(model["profiled"]) == {"mre", "rmse_ms", "p90"}
+
+
+def test_limit_configs_uses_a_subset(capsys):
+    main(["evaluate", str(tiny_collection()), "--models", "median", "--limit-configs", "6", "--json"])
+    assert json.loads(capsys.readouterr().out)["configurations"] == 6
+
+
+def test_cache_is_written_then_read(tmp_path, capsys, monkeypatch):
+    from itercast.predict import evaluate
+
+    cache = tmp_path / "samples.pkl"
+    arguments = ["evaluate", str(tiny_collection()), "--models", "median", "--json", "--cache", str(cache)]
+    main(arguments)
+    first = capsys.readouterr().out
+    assert cache.exists()
+    monkeypatch.setattr(evaluate, "featurise", lambda configs: pytest.fail("featurised despite the cache"))
+    main(arguments)
+    assert json.loads(capsys.readouterr().out)["models"]["median"]["step_ms"] == \
+        json.loads(first)["models"]["median"]["step_ms"]
+
+
+def test_bad_dataset_path_exits_non_zero_with_a_message(tmp_path, capsys):
+    assert main(["evaluate", str(tmp_path / "missing"), "--models", "median"]) != 0
+    assert "no manifest" in capsys.readouterr().err
+
+
+def test_unknown_model_is_refused_before_training(capsys):
+    assert main(["evaluate", str(tiny_collection()), "--models", "median,prophet"]) != 0
+    assert "unknown model 'prophet'" in capsys.readouterr().err
+
+
+def test_a_missing_package_is_named_before_any_training(capsys, monkeypatch):
+    import importlib.util
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else find_spec(name, *a))
+    assert main(["evaluate", str(tiny_collection()), "--models", "median,ets", *QUICK]) != 0
+    assert "pip install torch" in capsys.readouterr().err

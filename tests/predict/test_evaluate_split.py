@@ -1,0 +1,55 @@
+"""Splits keep whole groups out of training; metrics match hand-computed numbers."""
+
+import numpy as np
+import pytest
+
+from itercast.errors import ItercastError
+from itercast.predict.evaluate import Metrics, split_folds
+from predict_fixtures import tiny_samples
+
+
+@pytest.fixture(scope="module")
+def samples():
+    return tiny_samples()
+
+
+def test_arch_split_keeps_every_architecture_on_one_side(samples):
+    (train, test), = split_folds(samples, "arch", seed=3)
+    train_models = {samples[i].config.model for i in train}
+    test_models = {samples[i].config.model for i in test}
+    assert test_models and not train_models & test_models
+    assert sorted(np.concatenate([train, test])) == list(range(len(samples)))
+
+
+def test_config_split_partitions_the_configurations(samples):
+    (train, test), = split_folds(samples, "config", seed=1)
+    assert set(train).isdisjoint(test) and len(train) + len(test) == len(samples)
+    assert len(test) == round(0.2 * len(samples))
+
+
+def test_k_folds_test_each_sample_once_and_never_train_on_its_architecture(samples):
+    folds = split_folds(samples, "arch", folds=3, seed=0)
+    tested = np.concatenate([test for _, test in folds])
+    assert sorted(tested) == list(range(len(samples)))
+    for train, test in folds:
+        assert not {samples[i].config.model for i in train} & {samples[i].config.model for i in test}
+
+
+def test_splits_are_deterministic_for_a_seed_and_vary_across_seeds(samples):
+    def test_sets(seed):
+        return [tuple(test) for _, test in split_folds(samples, "arch", folds=2, seed=seed)]
+
+    assert test_sets(5) == test_sets(5)
+    assert any(test_sets(seed) != test_sets(5) for seed in range(6, 12))
+
+
+def test_more_folds_than_groups_is_an_error(samples):
+    with pytest.raises(ItercastError, match="folds"):
+        split_folds(samples, "arch", folds=100)
+
+
+def test_metrics_on_hand_computed_numbers():
+    metrics = Metrics.of([110.0, 90.0, 200.0], [100.0, 100.0, 100.0])
+    assert metrics.mre == pytest.approx((0.1 + 0.1 + 1.0) / 3)
+    assert metrics.rmse_ms == pytest.approx(np.sqrt((100 + 100 + 10000) / 3))
+    assert metrics.p90 == pytest.approx(0.1 + 0.8 * 0.9)  # linear interpolation between 0.1 and 1.0
