@@ -119,6 +119,12 @@ class WindowStream:
             self._on_windows(batch)
         return batch
 
+    def timeline(self):
+        """The operator :class:`~itercast.timeline.Timeline` of the stream, once closed."""
+        from itercast.timeline import Timeline
+
+        return Timeline(self._native, self.name)
+
     @property
     def bytes_fed(self) -> int:
         return self._native.bytes_fed
