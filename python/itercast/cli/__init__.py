@@ -10,7 +10,7 @@ from itercast.errors import ItercastError
 
 # Subcommand modules under itercast.cli; each defines register(subparsers),
 # which adds its parser and sets ``run`` (args -> exit code) as a default.
-COMMANDS = ("scan", "ops", "sim")
+COMMANDS = ("scan", "ops", "sim", "watch", "serve")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -14,6 +14,7 @@ from itercast.errors import TraceTooLargeError
 from itercast.features import WindowStream
 from itercast.online.targets import Target
 from itercast.predict import Prediction
+from itercast.predict.predictor import IterationPrediction
 from itercast.trace import CHUNK_SIZE, GZIP_MAGIC, Inflater
 
 
@@ -90,3 +91,14 @@ def predict_file(targets: list[Target], path: str | os.PathLike) -> dict[str, Pr
     for chunk in read_from(path):
         feed.feed(chunk)
     return feed.predict()
+
+
+def iterations_by_target(predictions: dict[str, Prediction]) -> list[tuple[IterationPrediction, dict[str, float]]]:
+    """Each iteration of one trace with every target's predicted ms for it.
+
+    All targets predicted the same trace, so their iteration lists line up.
+    """
+    by_target = {key: p.iterations for key, p in predictions.items()}
+    first = next(iter(by_target.values()))
+    return [(iteration, {key: its[i].predicted_ms for key, its in by_target.items()})
+            for i, iteration in enumerate(first)]

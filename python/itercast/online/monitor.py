@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from itercast.errors import ItercastError
-from itercast.online.feed import predict_file
+from itercast.online.feed import iterations_by_target, predict_file
 from itercast.online.targets import ModelLike, load_targets
 from itercast.predict import Prediction
 
@@ -93,16 +93,13 @@ def step_predictions(predictions: dict[str, Prediction], measured_ms: float | No
                      total_steps: int | None) -> list[StepPrediction]:
     """One record per profiled step found in the trace, every target's prediction in it."""
     records = []
-    by_target = {key: p.iterations for key, p in predictions.items()}
-    for position, iteration in enumerate(next(iter(by_target.values()))):
+    unseen = {key: p.unseen_fraction for key, p in predictions.items()}
+    for iteration, predicted in iterations_by_target(predictions):
         step = _step_number(iteration.name)
         if step is None:
             continue
         remaining = max(0, total_steps - step - 1) if total_steps is not None else None
-        records.append(StepPrediction(
-            step, {key: its[position].predicted_ms for key, its in by_target.items()}, measured_ms,
-            iteration.measured_ms, remaining,
-            {key: p.unseen_fraction for key, p in predictions.items()}))
+        records.append(StepPrediction(step, predicted, measured_ms, iteration.measured_ms, remaining, unseen))
     return records
 
 
