@@ -2,7 +2,7 @@ import logging
 
 import pytest
 from online_fixtures import TrainingJob
-from torch.profiler import ProfilerAction, profile, schedule
+from torch.profiler import profile, schedule
 
 from itercast.online import Monitor
 from itercast.online.monitor import Cadence
@@ -62,26 +62,20 @@ def test_a_partial_cycle_is_predicted_when_the_monitor_closes(model_path):
     assert [r.step for r in monitor.history] == [3, 4]
 
 
-def test_cadence_runs_warmup_then_active_steps():
-    cadence = Cadence(first=2, every=6, warmup=1, active=2, max_overhead=None)
-    actions = [cadence(step) for step in range(8)]
-    assert actions == [ProfilerAction.NONE] * 2 + [ProfilerAction.WARMUP, ProfilerAction.RECORD,
-                                                   ProfilerAction.RECORD_AND_SAVE] + [ProfilerAction.NONE] * 3
-    cadence.cycle_done(cost_s=1.0, step_s=0.001)
-    assert cadence.start == 8
-
-
 def test_cadence_spaces_cycles_to_keep_profiling_under_the_budget():
-    cadence = Cadence(first=0, every=100, warmup=1, active=3, max_overhead=0.01)
+    cadence = Cadence(first=0, every=100, cycle_steps=4, max_overhead=0.01)
     cadence.cycle_done(cost_s=0.030, step_s=0.002)  # 30 ms per cycle at 2 ms a step: 1500 steps apart
     assert cadence.start == 1500
     cadence.cycle_done(cost_s=0.001, step_s=0.002)  # cheap cycles: every 100 steps
     assert cadence.start == 1600
+    unbounded = Cadence(first=5, every=10, cycle_steps=4, max_overhead=None)
+    unbounded.cycle_done(cost_s=10.0, step_s=0.001)
+    assert unbounded.start == 15
 
 
-def test_cadence_rejects_overlapping_cycles():
+def test_cycles_cannot_overlap():
     with pytest.raises(ValueError, match="every"):
-        Cadence(first=0, every=4, warmup=1, active=3, max_overhead=None)
+        Cadence(first=0, every=5, cycle_steps=4, max_overhead=None)
 
 
 def test_the_default_monitor_measures_without_profiling_early(model_path):

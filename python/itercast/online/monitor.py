@@ -1,40 +1,41 @@
 """In-process online prediction: profile a few training steps now and then, predict them, report.
 
 ``Monitor.step()`` is called once per iteration, like ``prof.step()``. The
-Monitor times every iteration (wall time between calls), drives a
-``torch.profiler`` schedule of its own (or steps the user's profiler), and
-after each profiling cycle predicts every profiled step for every target
-hardware on a background thread, so the training thread only pays for the
-profiled steps and the export of their trace.
+Monitor times every iteration (wall time between calls); every so often it
+starts a ``torch.profiler`` for one cycle of ``warmup`` + ``active`` steps and
+drops it afterwards, so between cycles a step costs a clock read and nothing
+else (a long-lived profiler's ``step()`` alone costs ~14 us here). With the
+caller's own profiler it steps that one instead.
 
-Where the trace goes: torch can hand Kineto's trace out only as a file
+Where the trace goes: torch hands Kineto's trace out only as a file
 (``_ProfilerResult.save(path)``; the Python exporter in torch 2.13 is
-private, experimental and also writes a path). The Monitor therefore exports
-each cycle to a scratch directory on a memory file system (``/dev/shm`` when
-there is one), streams it once into the native window stream and deletes it:
-the JSON never reaches a disk.
+private, experimental and also writes a path). Each cycle is exported to a
+scratch directory on a memory file system (``/dev/shm`` when there is one),
+streamed once into the native window stream by the prediction process
+(:mod:`itercast.online.predict_worker`) and deleted: the JSON never reaches a disk.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import os
-import queue
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from itercast.errors import ItercastError
-from itercast.online.feed import iterations_by_target, predict_file
+import itercast
+from itercast.online.records import StepPrediction
 from itercast.online.targets import ModelLike, load_targets
-from itercast.predict import Prediction
+from itercast.predict import Predictor
 
 log = logging.getLogger("itercast.online")
 
@@ -43,94 +44,18 @@ MEMORY_FILESYSTEM = Path("/dev/shm")
 MEASURED_WINDOW = 64
 
 
-@dataclass(frozen=True)
-class StepPrediction:
-    """What the Monitor knows after one profiled training step."""
-
-    step: int  # the profiler's step number (ProfilerStep#N)
-    predicted_ms: dict[str, float]  # per target hardware: an iteration without the profiler attached
-    measured_ms: float | None  # here: median wall time of recent un-profiled iterations
-    profiled_ms: float | None  # this step's own duration, under the profiler
-    remaining: int | None  # iterations left after this one, when the Monitor knows the total
-    unseen_op_fraction: dict[str, float] = field(default_factory=dict)
-
-    def eta_s(self, remaining: int | None = None) -> dict[str, float]:
-        """Seconds to run ``remaining`` iterations (default: those left after this step).
-
-        One entry per target hardware, plus ``"measured"`` at this machine's measured rate.
-        """
-        remaining = self.remaining if remaining is None else remaining
-        if remaining is None:
-            return {}
-        rates = dict(self.predicted_ms)
-        if self.measured_ms is not None:
-            rates["measured"] = self.measured_ms
-        return {key: ms * remaining / 1e3 for key, ms in rates.items()}
-
-    def to_dict(self) -> dict:
-        return {"step": self.step, "predicted_ms": self.predicted_ms, "measured_ms": self.measured_ms,
-                "profiled_ms": self.profiled_ms, "remaining": self.remaining, "eta_s": self.eta_s(),
-                "unseen_op_fraction": self.unseen_op_fraction}
-
-    def describe(self) -> str:
-        """One log line."""
-        eta = self.eta_s()
-        measured = f"{self.measured_ms:.2f} ms" if self.measured_ms is not None else "not yet measured"
-        parts = [f"step {self.step}: here {measured}" + _eta_text(eta.get("measured"))]
-        parts += [f"{key} {ms:.2f} ms" + _eta_text(eta.get(key)) for key, ms in self.predicted_ms.items()]
-        return "; ".join(parts)
-
-
-def _eta_text(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
-    minutes, secs = divmod(round(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f" (ETA {hours}:{minutes:02d}:{secs:02d})"
-
-
-def step_predictions(predictions: dict[str, Prediction], measured_ms: float | None,
-                     total_steps: int | None) -> list[StepPrediction]:
-    """One record per profiled step found in the trace, every target's prediction in it."""
-    records = []
-    unseen = {key: p.unseen_fraction for key, p in predictions.items()}
-    for iteration, predicted in iterations_by_target(predictions):
-        step = _step_number(iteration.name)
-        if step is None:
-            continue
-        remaining = max(0, total_steps - step - 1) if total_steps is not None else None
-        records.append(StepPrediction(step, predicted, measured_ms, iteration.measured_ms, remaining, unseen))
-    return records
-
-
-def _step_number(name: str) -> int | None:
-    prefix, _, number = name.partition("#")
-    return int(number) if prefix == "ProfilerStep" and number.isdigit() else None
-
-
 class Cadence:
-    """The Monitor's profiler schedule: a cycle of ``warmup`` + ``active`` steps, first after
-    ``first`` steps, then every ``every`` steps, or further apart when the last cycle's
-    measured cost would exceed ``max_overhead`` of the wall time in between.
+    """When the Monitor's cycles start: first after ``first`` steps, then every ``every`` steps,
+    or further apart when the last cycle's measured cost would exceed ``max_overhead`` of
+    the wall time in between.
     """
 
-    def __init__(self, first: int, every: int, warmup: int, active: int, max_overhead: float | None):
-        if active < 1 or warmup < 0 or first < 0:
-            raise ValueError("need active >= 1, warmup >= 0 and first >= 0")
-        if every <= warmup + active + 1:
-            raise ValueError(f"every ({every}) must exceed warmup + active + 1 ({warmup + active + 1})")
-        self.start, self.every, self.warmup, self.active = first, every, warmup, active
-        self.max_overhead = max_overhead
-
-    def __call__(self, step: int):
-        from torch.profiler import ProfilerAction
-
-        offset = step - self.start
-        if offset < 0 or offset >= self.warmup + self.active:
-            return ProfilerAction.NONE
-        if offset < self.warmup:
-            return ProfilerAction.WARMUP
-        return ProfilerAction.RECORD_AND_SAVE if offset == self.warmup + self.active - 1 else ProfilerAction.RECORD
+    def __init__(self, first: int, every: int, cycle_steps: int, max_overhead: float | None):
+        if first < 0:
+            raise ValueError("first must be >= 0")
+        if every <= cycle_steps + 1:
+            raise ValueError(f"every ({every}) must exceed warmup + active + 1 ({cycle_steps + 1})")
+        self.start, self.every, self.max_overhead = first, every, max_overhead
 
     def cycle_done(self, cost_s: float, step_s: float | None) -> None:
         """Places the next cycle, given what the last one cost beyond normal iterations."""
@@ -145,36 +70,44 @@ class Monitor:
 
     ``models``: a fitted Predictor or model-file path, or several; ``hardware``
     narrows their targets. ``total_steps`` (iterations in the whole run) gives
-    ETAs. Without ``profiler`` the Monitor runs its own: ``warmup`` + ``active``
-    steps first after ``first`` steps, then every ``every`` steps, spaced further
-    when needed to keep profiling under ``max_overhead`` of the wall time. With
-    ``profiler`` (a ``torch.profiler.profile`` the caller starts and stops) the
-    Monitor steps it and predicts each trace it produces, after the caller's
-    own ``on_trace_ready``.
+    ETAs. Without ``profiler`` the Monitor profiles ``warmup`` + ``active``
+    steps, first after ``first`` steps, then every ``every`` steps, spaced
+    further when needed to keep profiling under ``max_overhead`` of the wall
+    time. With ``profiler`` (a ``torch.profiler.profile`` the caller starts
+    and stops, on its own schedule) the Monitor steps it and predicts each
+    trace it produces, after the caller's own ``on_trace_ready``.
 
     Each prediction lands in :attr:`history`, goes to ``on_prediction`` (called
-    on the Monitor's thread) and is logged at INFO on the ``itercast.online`` logger.
+    on the Monitor's reader thread) and is logged at INFO on the ``itercast.online`` logger.
     """
 
     def __init__(self, models: ModelLike | Iterable[ModelLike], *, hardware: str | Iterable[str] | None = None,
                  total_steps: int | None = None, every: int = 200, active: int = 3, warmup: int = 1,
                  first: int = 10, max_overhead: float | None = 0.01,
                  on_prediction: Callable[[StepPrediction], None] | None = None, profiler=None):
-        self.targets = load_targets(models, hardware)
+        if active < 1 or warmup < 0:
+            raise ValueError("need active >= 1 and warmup >= 0")
+        self._models = [models] if isinstance(models, (Predictor, str, os.PathLike)) else list(models)
+        self.targets = load_targets(self._models, hardware)
         self.total_steps, self.on_prediction = total_steps, on_prediction
         self.history: list[StepPrediction] = []
         self.steps = 0
-        self._cadence = None if profiler is not None else Cadence(first, every, warmup, active, max_overhead)
-        self._profiler, self._owns_profiler = profiler, profiler is None
+        self.warmup, self.active = warmup, active
+        self._user_profiler = profiler
+        self._cadence = None if profiler is not None else Cadence(first, every, warmup + active, max_overhead)
+        self._cycle = None  # the Monitor's profiler while a cycle runs
+        self._cycle_start = 0
         self._user_handler = None
         self._durations: deque[float] = deque(maxlen=MEASURED_WINDOW)
         self._last_step_at: float | None = None
-        self._last_action = None
+        self._interval_profiled = False
         self._cycle_cost_s = 0.0
-        self._jobs: queue.Queue = queue.Queue()
-        self._worker: threading.Thread | None = None
-        self._scratch: Path | None = None
         self._cycles = 0
+        self._scratch: Path | None = None
+        self._worker: subprocess.Popen | None = None
+        self._reader: threading.Thread | None = None
+        self._pending = 0
+        self._answered = threading.Condition()
 
     # -- the training thread -----------------------------------------------------------------------
     def __enter__(self) -> "Monitor":
@@ -188,47 +121,59 @@ class Monitor:
         if self._worker is not None:
             return
         self._scratch = Path(tempfile.mkdtemp(prefix="itercast-monitor-", dir=_scratch_parent()))
-        self._worker = threading.Thread(target=self._work, name="itercast-monitor", daemon=True)
-        self._worker.start()
-        if self._owns_profiler:
-            from torch.profiler import profile
-
-            self._profiler = profile(schedule=self._cadence, on_trace_ready=self._on_trace_ready,
-                                     record_shapes=True)
-            self._profiler.start()
-        else:
-            if not self._profiler.record_shapes:
+        self._start_worker()
+        if self._user_profiler is not None:
+            if not self._user_profiler.record_shapes:
                 log.warning("the profiler does not record shapes: predictions will be poor")
-            self._user_handler = self._profiler.on_trace_ready
-            self._profiler.on_trace_ready = self._on_trace_ready
+            self._user_handler = self._user_profiler.on_trace_ready
+            self._user_profiler.on_trace_ready = self._on_trace_ready
 
     def step(self) -> None:
         """Call once per training iteration, at its end (in place of ``prof.step()``)."""
         if self._worker is None:
             self.start()
         now = time.perf_counter()
-        action = self._profiler.current_action
         if self._last_step_at is not None:
-            self._account(now - self._last_step_at, action)
+            self._account(now - self._last_step_at)
         self._last_step_at = now
-        self._profiler.step()
+        # What the profiler does in this call (start, stop, export) falls in the next interval.
+        self._interval_profiled = self._step_user_profiler() if self._cadence is None else self._step_cycle()
         self.steps += 1
 
-    def _account(self, seconds: float, action) -> None:
-        """Files one iteration's wall time: measured, or the cost of profiling it."""
+    def _step_cycle(self) -> bool:
+        """Starts, steps or ends the Monitor's own profiling cycle; True if a profiler was involved."""
+        if self._cycle is None:
+            if self.steps + 1 != self._cadence.start:
+                return False
+            from torch.profiler import profile, schedule
+
+            self._cycle_start = self.steps + 1
+            self._cycle = profile(schedule=schedule(wait=0, warmup=self.warmup, active=self.active, repeat=1),
+                                  on_trace_ready=self._on_trace_ready, record_shapes=True)
+            self._cycle.start()
+            return True
+        self._cycle.step()  # the step after the last active one stops the trace and exports it
+        if self.steps + 1 - self._cycle_start >= self.warmup + self.active:
+            self._cycle.stop()
+            self._cycle = None
+        return True
+
+    def _step_user_profiler(self) -> bool:
         from torch.profiler import ProfilerAction
 
-        # The interval after a cycle's last step holds the profiler's stop and the trace export.
-        profiled = action != ProfilerAction.NONE or (self._last_action not in (None, ProfilerAction.NONE))
-        cycle_ended = action == ProfilerAction.NONE and self._last_action not in (None, ProfilerAction.NONE)
-        self._last_action = action
-        if not profiled:
-            self._durations.append(seconds)
+        before = self._user_profiler.current_action
+        self._user_profiler.step()
+        return ProfilerAction.NONE not in (before, self._user_profiler.current_action)
+
+    def _account(self, seconds: float) -> None:
+        """Files one iteration's wall time: measured, or part of the cost of a profiling cycle."""
+        if self._interval_profiled:
+            self._cycle_cost_s += seconds - (self.measured_s or 0.0)
             return
-        self._cycle_cost_s += seconds - (self.measured_s or 0.0)
-        if cycle_ended and self._cadence is not None:
+        self._durations.append(seconds)
+        if self._cycle_cost_s and self._cadence is not None:
             self._cadence.cycle_done(self._cycle_cost_s, self.measured_s)
-            self._cycle_cost_s = 0.0
+        self._cycle_cost_s = 0.0
 
     @property
     def measured_s(self) -> float | None:
@@ -240,25 +185,29 @@ class Monitor:
         path = self._scratch / f"cycle{self._cycles}.pt.trace.json"
         prof.export_chrome_trace(str(path))
         measured = self.measured_s
-        self._jobs.put((path, measured * 1e3 if measured is not None else None))
+        self._submit({"path": str(path), "measured_ms": measured * 1e3 if measured is not None else None,
+                      "total_steps": self.total_steps,
+                      "step_offset": self._cycle_start if self._user_profiler is None else 0})
         if self._user_handler is not None:
             self._user_handler(prof)
 
     def flush(self) -> None:
         """Waits until every trace exported so far has been predicted."""
-        if self._worker is not None:
-            self._jobs.join()
+        with self._answered:
+            self._answered.wait_for(lambda: self._pending == 0)
 
     def close(self) -> None:
-        """Stops the Monitor's own profiler (predicting a cycle in progress), waits for predictions."""
+        """Ends a cycle in progress (predicting what it recorded) and waits for every prediction."""
         if self._worker is None:
             return
-        if self._owns_profiler:
-            self._profiler.stop()
-        else:
-            self._profiler.on_trace_ready = self._user_handler
-        self._jobs.put(None)
-        self._worker.join()
+        if self._cycle is not None:
+            self._cycle.stop()
+            self._cycle = None
+        if self._user_profiler is not None:
+            self._user_profiler.on_trace_ready = self._user_handler
+        self._worker.stdin.close()
+        self._reader.join()
+        self._worker.wait()
         self._worker = None
         shutil.rmtree(self._scratch, ignore_errors=True)
 
@@ -266,26 +215,64 @@ class Monitor:
     def latest(self) -> StepPrediction | None:
         return self.history[-1] if self.history else None
 
-    # -- the Monitor's thread ----------------------------------------------------------------------
-    def _work(self) -> None:
-        while True:
-            job = self._jobs.get()
-            try:
-                if job is None:
-                    return
-                self._predict(*job)
-            finally:
-                self._jobs.task_done()
+    # -- the prediction process and the thread that reads its answers -------------------------------
+    def _start_worker(self) -> None:
+        package_root = str(Path(itercast.__file__).resolve().parent.parent)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root,
+                                                                         os.environ.get("PYTHONPATH")])),
+               # One thread that sleeps when idle: OpenMP's default spins on every core, the training's too.
+               "OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "PASSIVE"}
+        self._worker = subprocess.Popen([sys.executable, "-m", "itercast.online.predict_worker"],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        self._send({"models": self._model_files(), "hardware": [t.hardware for t in self.targets]})
+        self._reader = threading.Thread(target=self._read_answers, name="itercast-monitor", daemon=True)
+        self._reader.start()
 
-    def _predict(self, path: Path, measured_ms: float | None) -> None:
+    def _model_files(self) -> list[str]:
+        """The models as files the prediction process can load (fitted Predictors saved to scratch)."""
+        files = []
+        for index, model in enumerate(self._models):
+            if isinstance(model, Predictor):
+                model.save(self._scratch / f"model{index}.itc")
+                model = self._scratch / f"model{index}.itc"
+            files.append(os.fspath(model))
+        return files
+
+    def _send(self, message: dict) -> None:
+        self._worker.stdin.write(json.dumps(message) + "\n")
+        self._worker.stdin.flush()
+
+    def _submit(self, job: dict) -> None:
+        with self._answered:
+            self._pending += 1
         try:
-            predictions = predict_file(self.targets, path)
-        except ItercastError as error:
-            log.warning("itercast monitor: cannot predict a profiled cycle: %s", error)
+            self._send(job)
+        except OSError as error:  # the process is gone; the reader has said why
+            log.warning("itercast monitor: cannot send a trace to the prediction process: %s", error)
+            self._answer_received()
+
+    def _answer_received(self) -> None:
+        with self._answered:
+            self._pending -= 1
+            self._answered.notify_all()
+
+    def _read_answers(self) -> None:
+        for line in self._worker.stdout:
+            self._report(json.loads(line))
+            self._answer_received()
+        with self._answered:
+            if self._pending:
+                log.error("itercast monitor: the prediction process ended with %d traces unanswered",
+                          self._pending)
+            self._pending = 0
+            self._answered.notify_all()
+
+    def _report(self, answer: dict) -> None:
+        if "error" in answer:
+            log.warning("itercast monitor: cannot predict a profiled cycle: %s", answer["error"])
             return
-        finally:
-            os.unlink(path)
-        for record in step_predictions(predictions, measured_ms, self.total_steps):
+        for fields in answer["records"]:
+            record = StepPrediction(**fields)
             self.history.append(record)
             log.info("itercast %s", record.describe())
             if self.on_prediction is not None:
