@@ -42,7 +42,12 @@ def answer(targets, job: dict) -> dict:
 UNUSED_BY_PREDICTION = ("sklearn", "pandas", "dask")
 
 
+# Predictions are background work: on a busy machine the training thread goes first.
+NICENESS = 19
+
+
 def main() -> None:
+    os.nice(NICENESS)
     for name in UNUSED_BY_PREDICTION:
         sys.modules.setdefault(name, None)
     # Answers go to the original stdout; anything a library prints goes to stderr instead.
