@@ -86,7 +86,9 @@ def test_unknown_paths_and_methods(server):
 def test_a_body_without_length_gets_411(server):
     host, port = server.server_address[:2]
     connection = http.client.HTTPConnection(host, port, timeout=30)
-    connection.request("POST", "/predict?hardware=test-cpu-a", body=iter([b"{}"]), encode_chunked=True)
+    connection.putrequest("POST", "/predict?hardware=test-cpu-a")
+    connection.putheader("Transfer-Encoding", "chunked")
+    connection.endheaders()  # no chunk follows: the answer must come from the headers alone
     response = connection.getresponse()
     assert response.status == 411 and "Content-Length" in json.loads(response.read())["error"]
     connection.close()
