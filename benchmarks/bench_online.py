@@ -2,9 +2,10 @@
 
 Runs alternate (without, with, without, with, ...) so that load from other
 jobs on the machine falls on both sides. Reported: the median run's extra
-wall time, profiled steps included; the training thread's extra CPU time
-(which other jobs' load does not inflate); and the CPU time of the Monitor's
-prediction process, which runs beside the training thread.
+wall time from the Monitor's start to the last step, profiled steps included;
+the training thread's extra CPU time (which other jobs' load inflates less);
+the CPU time of the Monitor's prediction process, which runs beside the
+training thread; and the wait in ``close()`` after the last step.
 
     PYTHONPATH=python python3 benchmarks/bench_online.py [--steps 2000] [--pairs 3]
     PYTHONPATH=python python3 -m pytest benchmarks/bench_online.py --benchmark-enable -s
@@ -37,20 +38,24 @@ JOBS = {"mlp512x3-b64": (512, 3, 64), "mlp1024x3-b64": (1024, 3, 64)}
 STEPS, PAIRS = 2000, 3
 
 
-def run_loop(job: TrainingJob, steps: int, monitor: Monitor | None) -> tuple[float, float, float]:
-    """(wall s, training-thread CPU s, prediction-process CPU s) of ``steps`` iterations,
-    the Monitor's start and close included."""
+def run_loop(job: TrainingJob, steps: int, monitor: Monitor | None) -> tuple[float, float, float, float]:
+    """(wall s, training-thread CPU s, prediction-process CPU s, close s) of ``steps`` iterations.
+
+    Wall and CPU run from the Monitor's start to the last step; ``close`` is the wait after
+    training for the last cycle's prediction and the prediction process's exit.
+    """
     wall, cpu = time.perf_counter(), time.thread_time()
     children = _children_cpu_s()
-    if monitor is None:
-        for _ in range(steps):
-            job.step()
-    else:
-        with monitor:
-            for _ in range(steps):
-                job.step()
-                monitor.step()
-    return time.perf_counter() - wall, time.thread_time() - cpu, _children_cpu_s() - children
+    if monitor is not None:
+        monitor.start()
+    for _ in range(steps):
+        job.step()
+        if monitor is not None:
+            monitor.step()
+    trained, trained_cpu = time.perf_counter(), time.thread_time()
+    if monitor is not None:
+        monitor.close()
+    return trained - wall, trained_cpu - cpu, _children_cpu_s() - children, time.perf_counter() - trained
 
 
 def _children_cpu_s() -> float:
@@ -68,7 +73,8 @@ def measure(model: Path, spec: tuple[int, int, int], steps: int, pairs: int, eve
         monitored.append(run_loop(job, steps, monitor))
         predictions += len(monitor.history)
     result = {"step_ms": statistics.median(run[0] for run in plain) / steps * 1e3, "predictions": predictions,
-              "worker_cpu_s": statistics.median(run[2] for run in monitored)}
+              "worker_cpu_s": statistics.median(run[2] for run in monitored),
+              "close_s": statistics.median(run[3] for run in monitored)}
     for index, label in ((0, "wall"), (1, "cpu")):
         base = statistics.median(run[index] for run in plain)
         with_monitor = statistics.median(run[index] for run in monitored)
@@ -81,14 +87,14 @@ def measure(model: Path, spec: tuple[int, int, int], steps: int, pairs: int, eve
 def report(results: dict[str, dict], steps: int, pairs: int) -> str:
     lines = ["| job | step ms | steps | runs | predictions | wall s without / with | wall overhead | "
              "wall per pair | training-thread CPU s without / with | CPU overhead | CPU per pair | "
-             "prediction process CPU s |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "prediction process CPU s | close s |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, r in results.items():
         wall_pairs = ", ".join(f"{p:+.1f}" for p in r["wall_pairs_pct"])
         cpu_pairs = ", ".join(f"{p:+.1f}" for p in r["cpu_pairs_pct"])
         lines.append(f"| {name} | {r['step_ms']:.2f} | {steps} | {pairs} + {pairs} | {r['predictions']} | "
                      f"{r['wall_s'][0]:.2f} / {r['wall_s'][1]:.2f} | {r['wall_overhead_pct']:+.2f}% | {wall_pairs} | "
                      f"{r['cpu_s'][0]:.2f} / {r['cpu_s'][1]:.2f} | {r['cpu_overhead_pct']:+.2f}% | {cpu_pairs} | "
-                     f"{r['worker_cpu_s']:.2f} |")
+                     f"{r['worker_cpu_s']:.2f} | {r['close_s']:.2f} |")
     return "\n".join(lines)
 
 
@@ -114,8 +120,10 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=STEPS)
     parser.add_argument("--pairs", type=int, default=PAIRS)
     parser.add_argument("--every", type=int, default=200, help="the Monitor's shortest gap between cycles")
+    parser.add_argument("--job", action="append", choices=sorted(JOBS), help="time only these (repeat)")
     args = parser.parse_args()
-    print(benchmark(args.steps, args.pairs, args.every))
+    jobs = {name: JOBS[name] for name in args.job} if args.job else JOBS
+    print(benchmark(args.steps, args.pairs, args.every, jobs))
 
 
 if __name__ == "__main__":

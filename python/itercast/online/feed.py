@@ -32,7 +32,6 @@ class TraceFeed:
         self._head = b""  # the first bytes, until gzip or not can be told
         self._inflater: Inflater | None = None
         self._decided = False
-        self.raw_bytes = 0
         self.uncompressed_bytes = 0
 
     @property
@@ -45,7 +44,6 @@ class TraceFeed:
         return self._inflater is not None and self._inflater.ended
 
     def feed(self, raw: bytes) -> None:
-        self.raw_bytes += len(raw)
         if not self._decided:
             self._head += raw
             if len(self._head) < len(GZIP_MAGIC):

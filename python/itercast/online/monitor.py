@@ -101,7 +101,7 @@ class Monitor:
         self._durations: deque[float] = deque(maxlen=MEASURED_WINDOW)
         self._last_step_at: float | None = None
         self._interval_profiled = False
-        self._cycle_cost_s = 0.0
+        self._cycle_cost_s: float | None = None  # what the cycle being accounted cost beyond normal steps
         self._cycles = 0
         self._scratch: Path | None = None
         self._worker: subprocess.Popen | None = None
@@ -168,12 +168,12 @@ class Monitor:
     def _account(self, seconds: float) -> None:
         """Files one iteration's wall time: measured, or part of the cost of a profiling cycle."""
         if self._interval_profiled:
-            self._cycle_cost_s += seconds - (self.measured_s or 0.0)
+            self._cycle_cost_s = (self._cycle_cost_s or 0.0) + seconds - (self.measured_s or 0.0)
             return
         self._durations.append(seconds)
-        if self._cycle_cost_s and self._cadence is not None:
+        if self._cycle_cost_s is not None and self._cadence is not None:  # the first step after a cycle
             self._cadence.cycle_done(self._cycle_cost_s, self.measured_s)
-        self._cycle_cost_s = 0.0
+        self._cycle_cost_s = None
 
     @property
     def measured_s(self) -> float | None:

@@ -12,7 +12,7 @@ from itercast.predict import Prediction
 class StepPrediction:
     """What the Monitor knows after one profiled training step."""
 
-    step: int  # the profiler's step number (ProfilerStep#N)
+    step: int  # the training step, counted from 0 (by the caller's profiler, when it is theirs)
     predicted_ms: dict[str, float]  # per target hardware: an iteration without the profiler attached
     measured_ms: float | None  # here: median wall time of recent un-profiled iterations
     profiled_ms: float | None  # this step's own duration, under the profiler
