@@ -46,8 +46,8 @@ MEASURED_WINDOW = 64
 
 class Cadence:
     """When the Monitor's cycles start: first after ``first`` steps, then every ``every`` steps,
-    or further apart when the last cycle's measured cost would exceed ``max_overhead`` of
-    the wall time in between.
+    or further apart when the last cycle's cost (its steps' extra wall time and the CPU time
+    of the last prediction) would exceed ``max_overhead`` of the wall time in between.
     """
 
     def __init__(self, first: int, every: int, cycle_steps: int, max_overhead: float | None):
@@ -103,6 +103,7 @@ class Monitor:
         self._interval_profiled = False
         self._cycle_cost_s: float | None = None  # what the cycle being accounted cost beyond normal steps
         self._cycles = 0
+        self._prediction_cpu_s = 0.0  # what the last answer cost the prediction process
         self._scratch: Path | None = None
         self._worker: subprocess.Popen | None = None
         self._reader: threading.Thread | None = None
@@ -172,7 +173,8 @@ class Monitor:
             return
         self._durations.append(seconds)
         if self._cycle_cost_s is not None and self._cadence is not None:  # the first step after a cycle
-            self._cadence.cycle_done(self._cycle_cost_s, self.measured_s)
+            # Predicting runs beside the training, but on a busy machine it takes from it: counted too.
+            self._cadence.cycle_done(self._cycle_cost_s + self._prediction_cpu_s, self.measured_s)
         self._cycle_cost_s = None
 
     @property
@@ -268,6 +270,7 @@ class Monitor:
             self._answered.notify_all()
 
     def _report(self, answer: dict) -> None:
+        self._prediction_cpu_s = answer["cpu_s"]
         if "error" in answer:
             log.warning("itercast monitor: cannot predict a profiled cycle: %s", answer["error"])
             return
