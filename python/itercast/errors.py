@@ -37,3 +37,7 @@ class TraceFormatError(ItercastError, ValueError):
 
 class TraceTruncatedError(TraceFormatError):
     """The stream ended before the JSON document was complete."""
+
+
+class TraceTooLargeError(ItercastError):
+    """A trace is larger (uncompressed) than the reader was told to accept."""

@@ -14,6 +14,7 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from itercast import _native
+from itercast.errors import TraceFormatError
 from itercast.trace import CHUNK_SIZE, Source, _format_error, scan_source
 
 DEFAULT_WIDTH = 12
@@ -114,10 +115,18 @@ class WindowStream:
             self._native.finish()
         except _native.ParseError as error:
             raise _format_error(error, self.name) from None
+        if not self._native.saw_trace_events:
+            raise TraceFormatError("no traceEvents array: not a Kineto trace", path=self.name)
         batch = _take(self._native, self.width, self.stride)
         if self._on_windows is not None and len(batch):
             self._on_windows(batch)
         return batch
+
+    def timeline(self):
+        """The operator :class:`~itercast.timeline.Timeline` of the stream, once closed."""
+        from itercast.timeline import Timeline
+
+        return Timeline(self._native, self.name)
 
     @property
     def bytes_fed(self) -> int:

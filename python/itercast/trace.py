@@ -233,28 +233,51 @@ def iter_chunks(source: Source, chunk_size: int = CHUNK_SIZE) -> Iterator[memory
             yield from raw_chunks
 
 
-def _inflate(chunks: Iterator[bytes], name: str, max_out: int = CHUNK_SIZE) -> Iterator[bytes]:
-    """Streams gzip data (concatenated members too) with bounded output per step."""
-    inflater = zlib.decompressobj(wbits=31)
-    compressed_offset = 0
-    for chunk in chunks:
+class Inflater:
+    """Gzip decoding across calls (concatenated members too), with bounded output per step.
+
+    ``feed`` takes compressed bytes as they arrive and yields what they inflate to;
+    ``close`` raises :class:`TraceTruncatedError` if the last member is unfinished.
+    """
+
+    def __init__(self, name: str | None = None, max_out: int = CHUNK_SIZE):
+        self.name, self.max_out = name, max_out
+        self._inflater = zlib.decompressobj(wbits=31)
+        self.compressed_offset = 0
+
+    @property
+    def ended(self) -> bool:
+        """Whether the data so far ends exactly at the end of a gzip member."""
+        return self._inflater.eof
+
+    def feed(self, chunk: bytes) -> Iterator[bytes]:
         data, produced_full = chunk, False
         while data or produced_full:
             try:
-                out = inflater.decompress(data, max_out)
+                out = self._inflater.decompress(data, self.max_out)
             except zlib.error as error:
                 raise TraceFormatError(f"corrupt gzip data ({error}) in the chunk at compressed byte "
-                                       f"{compressed_offset}", path=name) from None
+                                       f"{self.compressed_offset}", path=self.name) from None
             if out:
                 yield out
-            produced_full = len(out) == max_out and not inflater.eof
-            data = inflater.unconsumed_tail
-            if inflater.eof and inflater.unused_data:
-                data = inflater.unused_data  # another gzip member follows
-                inflater = zlib.decompressobj(wbits=31)
-        compressed_offset += len(chunk)
-    if not inflater.eof:
-        raise TraceTruncatedError("gzip stream is truncated", offset=compressed_offset, path=name)
+            produced_full = len(out) == self.max_out and not self._inflater.eof
+            data = self._inflater.unconsumed_tail
+            if self._inflater.eof and self._inflater.unused_data:
+                data = self._inflater.unused_data  # another gzip member follows
+                self._inflater = zlib.decompressobj(wbits=31)
+        self.compressed_offset += len(chunk)
+
+    def close(self) -> None:
+        if not self.ended:
+            raise TraceTruncatedError("gzip stream is truncated", offset=self.compressed_offset, path=self.name)
+
+
+def _inflate(chunks: Iterator[bytes], name: str, max_out: int = CHUNK_SIZE) -> Iterator[bytes]:
+    """Streams gzip data (concatenated members too) with bounded output per step."""
+    inflater = Inflater(name, max_out)
+    for chunk in chunks:
+        yield from inflater.feed(chunk)
+    inflater.close()
 
 
 def read_trace(source: Source, chunk_size: int = CHUNK_SIZE) -> Trace:

@@ -21,7 +21,7 @@ from itercast.errors import ItercastError
 from itercast.features import DEFAULT_STRIDE, DEFAULT_WIDTH, Windows, timeline_and_windows
 from itercast.predict.dataset import Dataset, TraceSample, featurise
 from itercast.predict.lgbm import DEFAULT_ROUNDS, WindowLGBM
-from itercast.timeline import FEATURE_SCHEMA_VERSION, canonical_names
+from itercast.timeline import FEATURE_SCHEMA_VERSION, Timeline, canonical_names
 
 MODEL_FORMAT = "itercast-model"
 MODEL_VERSION = 1
@@ -153,8 +153,21 @@ class Predictor:
         Only structure is used (op types, shapes, dtypes, phases, order): measured times are ignored.
         """
         start = time.perf_counter()
+        self.model_for(hardware)  # an unknown target fails before the trace is read
+        prediction = self.predict_timeline(*timeline_and_windows(trace, self.width, self.stride), hardware)
+        prediction.seconds = time.perf_counter() - start
+        return prediction
+
+    def predict_timeline(self, timeline: Timeline, windows: Windows, hardware: str | None = None) -> Prediction:
+        """:meth:`predict` for a trace already scanned, e.g. by a WindowStream fed as the file was written.
+
+        ``windows`` must have this predictor's width and stride.
+        """
+        start = time.perf_counter()
+        if (windows.width, windows.stride) != (self.width, self.stride):
+            raise ItercastError(f"windows of width {windows.width}, stride {windows.stride}: this model needs "
+                                f"width {self.width}, stride {self.stride}")
         model = self.model_for(hardware)
-        timeline, windows = timeline_and_windows(trace, self.width, self.stride)
         samples, names = [], []
         for it in timeline.iterations:
             keep = windows.index[:, 0] == it.index

@@ -1,0 +1,45 @@
+"""itercast watch: follow a trace directory and predict each iteration as its trace completes."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "watch", help="follow a directory the profiler writes traces to; one line per completed iteration")
+    parser.add_argument("directory", help="where the traces appear (e.g. tensorboard_trace_handler's dir)")
+    parser.add_argument("--model", required=True, action="append",
+                        help="model file written by itercast train (repeat for several)")
+    parser.add_argument("--hardware", action="append", help="target hardware key (repeat; default: all)")
+    parser.add_argument("--interval", type=float, default=0.5, help="seconds between polls (default 0.5)")
+    stop = parser.add_mutually_exclusive_group()
+    stop.add_argument("--once", action="store_true", help="predict the traces there now, then exit")
+    stop.add_argument("--timeout", type=float, help="stop after this many seconds")
+    parser.add_argument("--json", action="store_true", help="print one JSON object per iteration")
+    parser.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from itercast.online.targets import load_targets
+    from itercast.online.watch import TraceWatcher
+
+    watcher = TraceWatcher(args.directory, load_targets(args.model, args.hardware))
+    failures = 0
+
+    def report(trace) -> None:
+        nonlocal failures
+        if trace.error is not None:
+            failures += 1
+            print(f"itercast watch: {trace.file}: {trace.error}", file=sys.stderr)
+        for iteration in trace.iterations:
+            print(json.dumps(iteration.to_dict()) if args.json else iteration.describe(), flush=True)
+
+    try:
+        watcher.run(report, args.interval, once=args.once, timeout_s=args.timeout)
+    except KeyboardInterrupt:
+        pass
+    for name in watcher.in_progress:
+        print(f"itercast watch: {name}: still being written, not predicted", file=sys.stderr)
+    return 1 if failures else 0

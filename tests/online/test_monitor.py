@@ -1,0 +1,84 @@
+import logging
+
+import pytest
+from online_fixtures import TrainingJob
+from torch.profiler import profile, schedule
+
+from itercast.online import Monitor
+from itercast.online.monitor import Cadence
+
+TARGETS = ["cpu:test-cpu-a:1t", "cpu:test-cpu-b:1t"]
+
+
+def train(monitor: Monitor, steps: int) -> None:
+    job = TrainingJob()
+    with monitor:
+        for _ in range(steps):
+            job.step()
+            monitor.step()
+
+
+def test_monitor_predicts_every_profiled_step_for_every_target(model_path, caplog):
+    seen = []
+    monitor = Monitor(model_path, total_steps=30, first=3, every=10, warmup=1, active=2, max_overhead=None,
+                      on_prediction=seen.append)
+    with caplog.at_level(logging.INFO, logger="itercast.online"):
+        train(monitor, 30)
+    # Cycles start at steps 3, 13, 23: one warmup step, then two recorded ones.
+    assert [r.step for r in monitor.history] == [4, 5, 14, 15, 24, 25]
+    assert seen == monitor.history and monitor.latest is monitor.history[-1]
+    for record in monitor.history:
+        assert list(record.predicted_ms) == TARGETS
+        assert all(ms > 0 for ms in record.predicted_ms.values())
+        # The second target's labels are half the first's: so is its reconciled prediction.
+        assert record.predicted_ms[TARGETS[1]] < record.predicted_ms[TARGETS[0]]
+        assert record.measured_ms > 0 and record.profiled_ms > 0
+        assert record.remaining == 30 - record.step - 1
+        eta = record.eta_s()
+        assert eta[TARGETS[0]] == pytest.approx(record.predicted_ms[TARGETS[0]] * record.remaining / 1e3)
+        assert eta["measured"] == pytest.approx(record.measured_ms * record.remaining / 1e3)
+        assert record.eta_s(1000)[TARGETS[1]] == pytest.approx(record.predicted_ms[TARGETS[1]])
+    lines = [r.getMessage() for r in caplog.records if r.name == "itercast.online"]
+    assert len(lines) == 6 and lines[0].startswith("itercast step 4: here ") and TARGETS[1] in lines[0]
+    assert not monitor._scratch.exists()
+
+
+def test_monitor_steps_the_callers_profiler_and_keeps_its_handler(model_path):
+    exported = []
+    with profile(schedule=schedule(wait=2, warmup=1, active=2, repeat=1), record_shapes=True,
+                 on_trace_ready=exported.append) as prof:
+        monitor = Monitor(model_path, hardware="test-cpu-a", profiler=prof)
+        train(monitor, 8)
+        assert prof.on_trace_ready == exported.append
+    assert len(exported) == 1
+    assert [r.step for r in monitor.history] == [3, 4]
+    assert list(monitor.history[0].predicted_ms) == [TARGETS[0]]
+    assert monitor.history[0].remaining is None and monitor.history[0].eta_s() == {}
+
+
+def test_a_partial_cycle_is_predicted_when_the_monitor_closes(model_path):
+    monitor = Monitor(model_path, first=2, every=50, warmup=1, active=5, max_overhead=None)
+    train(monitor, 5)  # steps 3 and 4 recorded, the cycle cut short by close()
+    assert [r.step for r in monitor.history] == [3, 4]
+
+
+def test_cadence_spaces_cycles_to_keep_profiling_under_the_budget():
+    cadence = Cadence(first=0, every=100, cycle_steps=4, max_overhead=0.01)
+    cadence.cycle_done(cost_s=0.030, step_s=0.002)  # 30 ms per cycle at 2 ms a step: 1500 steps apart
+    assert cadence.start == 1500
+    cadence.cycle_done(cost_s=0.001, step_s=0.002)  # cheap cycles: every 100 steps
+    assert cadence.start == 1600
+    unbounded = Cadence(first=5, every=10, cycle_steps=4, max_overhead=None)
+    unbounded.cycle_done(cost_s=10.0, step_s=0.001)
+    assert unbounded.start == 15
+
+
+def test_cycles_cannot_overlap():
+    with pytest.raises(ValueError, match="every"):
+        Cadence(first=0, every=5, cycle_steps=4, max_overhead=None)
+
+
+def test_the_default_monitor_measures_without_profiling_early(model_path):
+    monitor = Monitor(model_path, total_steps=8)
+    train(monitor, 8)  # the first cycle starts at step 10
+    assert monitor.history == [] and monitor.measured_s > 0 and monitor.steps == 8
