@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from itercast.predict.lgbm import DEFAULT_PARAMS, from_target, to_target
+from itercast.predict.lgbm import DEFAULT_PARAMS, DEFAULT_ROUNDS, from_target, to_target
 from itercast.predict.rows import F, OP_FEATURES, one_pair_per_op, op_sums, rows_of
 
 _LOG_FLOPS = OP_FEATURES.index("log_flops")
@@ -33,7 +33,7 @@ class OpBased:
 
     name = "opbased"
 
-    def __init__(self, rounds: int = 300, seed: int = 0):
+    def __init__(self, rounds: int = DEFAULT_ROUNDS, seed: int = 0):
         self.rounds = rounds
         self.params = {**DEFAULT_PARAMS, "seed": seed, "objective": "regression"}
         self.booster = None

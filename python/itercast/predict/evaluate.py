@@ -21,6 +21,7 @@ import numpy as np
 
 from itercast.errors import ItercastError
 from itercast.predict.dataset import Dataset, TraceSample, featurise, group_labels
+from itercast.predict.lgbm import DEFAULT_ROUNDS
 from itercast.predict.predictor import fit_hardware_model
 
 MODEL_NAMES = ("lightgbm", "ets", "opbased", "linear", "median")
@@ -44,7 +45,7 @@ class Settings:
     folds: int = 1  # 1: a single holdout of ``test_fraction`` of the groups
     seed: int = 0
     test_fraction: float = 0.2
-    rounds: int = 300  # LightGBM rounds, window model and OpBased alike
+    rounds: int = DEFAULT_ROUNDS  # LightGBM rounds, window model and OpBased alike
     ets_seconds: float = 120.0
     ets_threads: int | None = None
 
