@@ -1,0 +1,64 @@
+"""itercast demo: the whole pipeline on this machine in a few minutes.
+
+Collects a small zoo (CPU, one thread), evaluates the predictor by
+architecture against the ETS reference and the baselines, trains on all but
+one architecture and predicts that held-out one, then prints and plots.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+# Small members of every family, quick to run on one CPU thread.
+DEMO_MODELS = ("resnet18", "mobilenet_v3_small", "squeezenet1_1", "regnet_x_200mf", "vit_micro", "mixer_small",
+               "bert_tiny", "bert_mini", "gpt_nano", "gpt_micro", "seq2seq_tiny", "lstm_256", "gru_256",
+               "mlp_512x3", "autoencoder_512", "dlrm_small", "ncf", "wide_and_deep")
+HELD_OUT = "gpt_micro"
+BATCH_SIZES = (2, 8)
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("demo", help="collect a small zoo, evaluate, train and predict, end to end")
+    parser.add_argument("--out", default="itercast-demo", help="working directory (default ./itercast-demo)")
+    parser.add_argument("--ets-seconds", type=float, default=30.0, help="training budget of the ETS reference")
+    parser.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from itercast.collect import collect
+    from itercast.collect.measure import Protocol
+    from itercast.predict import Dataset, Predictor, featurise
+    from itercast.predict.evaluate import Settings, evaluate
+
+    out = Path(args.out)
+    start = time.perf_counter()
+    print(f"1/4 collecting {len(DEMO_MODELS)} models x batch {BATCH_SIZES} on this CPU into {out / 'collection'}")
+    collect(out / "collection", models=list(DEMO_MODELS), batch_sizes=BATCH_SIZES,
+            protocol=Protocol(warmup_steps=2, measured_steps=5, min_measured_seconds=0.0))
+    dataset = Dataset.from_manifest(out / "collection")
+    samples = featurise(dataset.configs)
+    training = [s for s in samples if s.config.model != HELD_OUT]
+    held_out = [s for s in samples if s.config.model == HELD_OUT]
+
+    print(f"\n2/4 evaluating by architecture ({len(training)} configurations, "
+          f"{len({s.config.model for s in training})} architectures)")
+    evaluation = evaluate(training, Settings(split="arch", ets_seconds=args.ets_seconds))
+    print(evaluation.table())
+    print(evaluation.family_table())
+    evaluation.write_plot(out / "predicted_vs_measured.png")
+
+    print(f"\n3/4 training the predictor on every architecture but {HELD_OUT}")
+    predictor = Predictor().fit(training)
+    predictor.save(out / "model.itc")
+
+    print(f"\n4/4 predicting the held-out {HELD_OUT}")
+    for sample in held_out:
+        prediction = predictor.predict(sample.config.trace_path)
+        measured = sample.config.step_ms
+        error = abs(prediction.predicted_ms - measured) / measured
+        print(f"  {sample.config.config_id:40} predicted {prediction.predicted_ms:9.2f} ms"
+              f"   measured {measured:9.2f} ms   error {100 * error:5.1f}%")
+    print(f"\ndone in {time.perf_counter() - start:.0f} s: model {out / 'model.itc'}, "
+          f"plot {out / 'predicted_vs_measured.png'}")
+    return 0
