@@ -22,24 +22,33 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("demo", help="collect a small zoo, evaluate, train and predict, end to end")
     parser.add_argument("--out", default="itercast-demo", help="working directory (default ./itercast-demo)")
     parser.add_argument("--ets-seconds", type=float, default=30.0, help="training budget of the ETS reference")
+    parser.add_argument("--models", default=",".join(DEMO_MODELS), help="comma-separated zoo models to collect")
+    parser.add_argument("--held-out", default=HELD_OUT, help=f"architecture to predict unseen (default {HELD_OUT})")
+    parser.add_argument("--collection", help="use this existing collection instead of collecting")
     parser.set_defaults(run=run)
 
 
 def run(args) -> int:
     from itercast.collect import collect
     from itercast.collect.measure import Protocol
+    from itercast.errors import ItercastError
     from itercast.predict import Dataset, Predictor, featurise
     from itercast.predict.evaluate import Settings, evaluate
 
     out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    print(f"1/4 collecting {len(DEMO_MODELS)} models x batch {BATCH_SIZES} on this CPU into {out / 'collection'}")
-    collect(out / "collection", models=list(DEMO_MODELS), batch_sizes=BATCH_SIZES,
-            protocol=Protocol(warmup_steps=2, measured_steps=5, min_measured_seconds=0.0))
-    dataset = Dataset.from_manifest(out / "collection")
-    samples = featurise(dataset.configs)
-    training = [s for s in samples if s.config.model != HELD_OUT]
-    held_out = [s for s in samples if s.config.model == HELD_OUT]
+    collection = Path(args.collection) if args.collection else out / "collection"
+    if not args.collection:
+        models = [name.strip() for name in args.models.split(",") if name.strip()]
+        print(f"1/4 collecting {len(models)} models x batch {BATCH_SIZES} on this CPU into {collection}")
+        collect(collection, models=models, batch_sizes=BATCH_SIZES,
+                protocol=Protocol(warmup_steps=2, measured_steps=5, min_measured_seconds=0.0))
+    samples = featurise(Dataset.from_manifest(collection).configs)
+    training = [s for s in samples if s.config.model != args.held_out]
+    held_out = [s for s in samples if s.config.model == args.held_out]
+    if not held_out:
+        raise ItercastError(f"the collection has no {args.held_out!r} to hold out")
 
     print(f"\n2/4 evaluating by architecture ({len(training)} configurations, "
           f"{len({s.config.model for s in training})} architectures)")
@@ -48,11 +57,11 @@ def run(args) -> int:
     print(evaluation.family_table())
     evaluation.write_plot(out / "predicted_vs_measured.png")
 
-    print(f"\n3/4 training the predictor on every architecture but {HELD_OUT}")
+    print(f"\n3/4 training the predictor on every architecture but {args.held_out}")
     predictor = Predictor().fit(training)
     predictor.save(out / "model.itc")
 
-    print(f"\n4/4 predicting the held-out {HELD_OUT}")
+    print(f"\n4/4 predicting the held-out {args.held_out}")
     for sample in held_out:
         prediction = predictor.predict(sample.config.trace_path)
         measured = sample.config.step_ms
