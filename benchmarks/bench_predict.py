@@ -7,7 +7,6 @@ Without ITERCAST_DATASET a tiny collection is made on the spot (a smoke run).
 """
 
 import os
-import time
 from pathlib import Path
 
 import pytest

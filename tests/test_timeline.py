@@ -5,7 +5,7 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
-from shared_data import kineto_traces, manifest_rows, shared_dir
+from shared_data import manifest_rows, shared_dir
 
 from itercast.cli import main
 from itercast.timeline import FEATURE_COLUMNS, read_timeline

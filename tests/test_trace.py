@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 from shared_data import kineto_traces
 
-import itercast
-from itercast.trace import MISSING, read_trace
+from itercast.trace import read_trace
 from reference import events_of, expected_fields, load_json
 
 TRACES = kineto_traces()

@@ -1,6 +1,5 @@
 """Type stubs for itercast._native, the C++ core (csrc/bindings)."""
 
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
