@@ -1,14 +1,15 @@
 import gzip
 import http.client
 import json
+import os
 import subprocess
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import itercast
 import pytest
-
 from itercast.online.serve import PredictionServer
 
 MAX_BYTES = 1 << 20
@@ -132,10 +133,11 @@ def test_concurrent_clients_are_served_while_one_is_still_sending(server, predic
 
 
 def test_serve_cli_binds_loopback_and_answers(model_path):
-    repo_python = Path(__file__).resolve().parents[2] / "python"
+    # The same itercast this test imported: the working tree in development, the installed one in CI.
+    package_root = Path(itercast.__file__).resolve().parent.parent
     process = subprocess.Popen([sys.executable, "-m", "itercast", "serve", str(model_path), "--port", "0",
                                 "--quiet"], stdout=subprocess.PIPE, text=True,
-                               env={"PYTHONPATH": str(repo_python), "PATH": ""})
+                               env={**os.environ, "PYTHONPATH": str(package_root)})
     try:
         banner = process.stdout.readline()
         assert "on http://127.0.0.1:" in banner
