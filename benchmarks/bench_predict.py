@@ -20,9 +20,9 @@ pytest.importorskip("lightgbm")
 def collection(tmp_path_factory) -> Path:
     if os.environ.get("ITERCAST_DATASET"):
         return Path(os.environ["ITERCAST_DATASET"])
-    from tiny_collection import make_collection
+    from tiny_collection import write_collection
 
-    return make_collection(tmp_path_factory.mktemp("collection"))
+    return write_collection(tmp_path_factory.mktemp("collection"))
 
 
 @pytest.fixture(scope="module")

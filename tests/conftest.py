@@ -9,9 +9,9 @@ def shared():
 
 
 @pytest.fixture(scope="session")
-def tiny_collection(tmp_path_factory):
-    """A collection directory (manifest.csv + traces) of a few small models, made once per run."""
+def tiny_collection():
+    """A labelled collection directory (manifest.csv + traces) of six tiny models, made once per run."""
     pytest.importorskip("torch")
-    from tiny_collection import make_collection
+    from tiny_collection import tiny_collection as make_once
 
-    return make_collection(tmp_path_factory.mktemp("tiny-collection"))
+    return make_once()

@@ -5,14 +5,14 @@ from itercast.cli import main
 
 def test_demo_evaluates_trains_and_predicts_the_held_out_model(tiny_collection, tmp_path, capsys):
     out = tmp_path / "demo"
-    code = main(["demo", "--out", str(out), "--collection", str(tiny_collection), "--held-out", "gpt_nano",
+    code = main(["demo", "--out", str(out), "--collection", str(tiny_collection), "--held-out", "mlp-deep",
                  "--ets-seconds", "2"])
     printed = capsys.readouterr().out
     assert code == 0
     for model in ("lightgbm", "ets", "opbased", "linear", "median"):
         assert model in printed
-    held_out_lines = [line for line in printed.splitlines() if line.strip().startswith("gpt_nano-b")]
-    configs = [row for row in (tiny_collection / "manifest.csv").read_text().splitlines() if row.startswith("gpt_nano-")]
+    held_out_lines = [line for line in printed.splitlines() if line.strip().startswith("mlp-deep-b")]
+    configs = [row for row in (tiny_collection / "manifest.csv").read_text().splitlines() if row.startswith("mlp-deep-")]
     assert len(held_out_lines) == len(configs) > 0
     assert all("predicted" in line and "measured" in line for line in held_out_lines)
     assert (out / "model.itc").stat().st_size > 0

@@ -1,18 +1,105 @@
-"""A real, tiny collection (a few small models, two batch sizes) shared by the predictor tests."""
+"""A tiny labelled collection made on the spot: a few torch models profiled on CPU.
 
+Written in the collector's manifest format so that ``Dataset.from_manifest``
+reads it like a real collection. Built once per test session (a few seconds).
+"""
+
+from __future__ import annotations
+
+import atexit
+import csv
+import functools
+import shutil
+import tempfile
+import time
 from pathlib import Path
 
-from itercast.collect import collect
-from itercast.collect.measure import Protocol
-
-MODELS = ("mlp_512x3", "gpt_nano", "squeezenet1_1", "lstm_256", "bert_tiny", "ncf")
+MANIFEST_COLUMNS = ["config_id", "model", "family", "device", "device_name", "cpu_model", "threads",
+                    "trace_path", "step_ms", "profiled_step_ms", "batch_size", "status"]
 BATCH_SIZES = (2, 8)
-# Fewer steps than a real collection: tests check behaviour, not label quality.
-QUICK = Protocol(warmup_steps=1, measured_steps=3, min_measured_seconds=0.0)
 
 
-def make_collection(out: Path) -> Path:
-    rows = collect(out, models=list(MODELS), batch_sizes=BATCH_SIZES, protocol=QUICK)
-    failed = [row["config_id"] for row in rows if row["status"] != "ok"]
-    assert not failed, f"tiny collection failed for {failed}"
-    return out
+def _architectures():
+    import torch.nn as nn
+
+    return {
+        "mlp-small": ("mlp", lambda: nn.Sequential(nn.Flatten(), nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 4))),
+        "mlp-deep": ("mlp", lambda: nn.Sequential(nn.Flatten(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 64),
+                                                  nn.ReLU(), nn.Linear(64, 4))),
+        "cnn-small": ("cnn", lambda: nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Flatten(),
+                                                   nn.Linear(4 * 6 * 6, 4))),
+        "cnn-pool": ("cnn", lambda: nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+                                                  nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 4 * 4, 4))),
+        "norm-mlp": ("normed", lambda: nn.Sequential(nn.Flatten(), nn.LayerNorm(64), nn.Linear(64, 16),
+                                                     nn.GELU(), nn.Linear(16, 4))),
+        "norm-wide": ("normed", lambda: nn.Sequential(nn.Flatten(), nn.Linear(64, 128), nn.LayerNorm(128),
+                                                      nn.Tanh(), nn.Linear(128, 4))),
+    }
+
+
+def _train_step(model, optimiser, batch_size: int):
+    import torch
+
+    x, target = torch.randn(batch_size, 1, 8, 8), torch.randint(0, 4, (batch_size,))
+    loss = torch.nn.functional.cross_entropy(model(x), target)
+    optimiser.zero_grad()
+    loss.backward()
+    optimiser.step()
+
+
+def _profile(build, batch_size: int, trace: Path) -> tuple[float, float]:
+    """Writes a Kineto trace of a few training steps; returns (un-profiled, profiled) ms per step."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    torch.manual_seed(0)
+    model = build()
+    optimiser = torch.optim.SGD(model.parameters(), lr=0.01)
+    start = time.perf_counter()
+    for _ in range(3):
+        _train_step(model, optimiser, batch_size)
+    unprofiled_ms = (time.perf_counter() - start) * 1000 / 3
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True,
+                 schedule=schedule(wait=0, warmup=1, active=2),
+                 on_trace_ready=lambda p: p.export_chrome_trace(str(trace))) as profiler:
+        start = time.perf_counter()
+        for _ in range(3):
+            _train_step(model, optimiser, batch_size)
+            profiler.step()
+    profiled_ms = (time.perf_counter() - start) * 1000 / 3
+    return unprofiled_ms, profiled_ms
+
+
+def write_collection(directory: Path) -> Path:
+    """Profiles every tiny architecture at each batch size; returns the collection directory."""
+    (directory / "traces").mkdir(parents=True, exist_ok=True)
+    rows = []
+    for model, (family, build) in _architectures().items():
+        for batch_size in BATCH_SIZES:
+            config_id = f"{model}-b{batch_size}"
+            trace = Path("traces") / f"{config_id}.json"
+            unprofiled_ms, profiled_ms = _profile(build, batch_size, directory / trace)
+            rows.append({"config_id": config_id, "model": model, "family": family, "device": "cpu",
+                         "device_name": "test cpu", "cpu_model": "test cpu", "threads": 1,
+                         "trace_path": str(trace), "step_ms": unprofiled_ms, "profiled_step_ms": profiled_ms,
+                         "batch_size": batch_size, "status": "ok"})
+    with open(directory / "manifest.csv", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=MANIFEST_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    return directory
+
+
+@functools.lru_cache(maxsize=None)
+def tiny_collection() -> Path:
+    """The session's tiny collection (made on first use, removed at exit)."""
+    directory = Path(tempfile.mkdtemp(prefix="itercast-tiny-collection-"))
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    return write_collection(directory)
+
+
+@functools.lru_cache(maxsize=None)
+def tiny_samples():
+    from itercast.predict.dataset import Dataset, featurise
+
+    return featurise(Dataset.from_manifest(tiny_collection()).configs)

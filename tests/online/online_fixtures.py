@@ -15,14 +15,14 @@ from pathlib import Path
 import torch
 from torch.profiler import ProfilerActivity, profile, schedule
 
+from tiny_collection import MANIFEST_COLUMNS
+
 from itercast.predict import Dataset, Predictor
 from itercast.trace import read_trace
 
 # Two target "machines": the traces are the same, the labels of the second are halved,
 # so a model holds two hardware keys with different predictions.
 CPU_MODELS = {"test-cpu-a": 1.0, "test-cpu-b": 0.5}
-MANIFEST_COLUMNS = ["config_id", "model", "family", "device", "device_name", "cpu_model", "threads",
-                    "trace_path", "step_ms", "profiled_step_ms", "batch_size", "status"]
 
 
 def mlp(width: int, depth: int = 2) -> torch.nn.Module:

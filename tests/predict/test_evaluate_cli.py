@@ -6,7 +6,7 @@ import pytest
 
 from itercast.cli import main
 from itercast.predict.evaluate import MODEL_NAMES
-from predict_fixtures import tiny_collection
+from tiny_collection import tiny_collection
 
 QUICK = ["--rounds", "5", "--ets-seconds", "1"]
 

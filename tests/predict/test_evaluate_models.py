@@ -7,7 +7,7 @@ from itercast.predict.baselines import FlopsBytesLinear, OpBased, TrainingMedian
 from itercast.predict.ets import ETSReference, masked_l1, stacked_windows
 from itercast.predict.evaluate import MODEL_NAMES, Settings, new_model
 from itercast.predict.rows import F
-from predict_fixtures import tiny_samples
+from tiny_collection import tiny_samples
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ import pytest
 
 from itercast.errors import ItercastError
 from itercast.predict.evaluate import Metrics, split_folds
-from predict_fixtures import tiny_samples
+from tiny_collection import tiny_samples
 
 
 @pytest.fixture(scope="module")

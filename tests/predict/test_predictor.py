@@ -24,7 +24,8 @@ def predictor(dataset):
 
 def scaled_trace(path, factor: int) -> bytes:
     """The trace with every ts and dur multiplied by `factor`."""
-    document = json.loads(gzip.decompress(path.read_bytes()))
+    raw = path.read_bytes()
+    document = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
     for event in document["traceEvents"]:
         for key in ("ts", "dur"):
             if isinstance(event.get(key), (int, float)):
