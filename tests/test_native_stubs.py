@@ -14,8 +14,10 @@ def stub_names() -> dict[str, set[str]]:
     names: dict[str, set[str]] = {"": set()}
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
-            names[node.name] = {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
-            names[""].add(node.name)
+            inherited = set().union(*(names.get(base.id, set()) for base in node.bases if isinstance(base, ast.Name)))
+            names[node.name] = inherited | {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+            if not node.name.startswith("_"):
+                names[""].add(node.name)
         elif isinstance(node, ast.FunctionDef):
             names[""].add(node.name)
         elif isinstance(node, ast.AnnAssign):
