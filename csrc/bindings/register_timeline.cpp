@@ -61,6 +61,7 @@ public:
         py::gil_scoped_release release;
         sink_.finish();
         if (windows_) features::window_timeline(sink_, *windows_);
+        finished_ = true;
     }
 
     // Moves the windows out: x (windows x row), y (windows x width x 2), y_sum, index (windows x 3).
@@ -133,11 +134,15 @@ public:
         return out;
     }
 
-    py::array features() const {
+    // The ops x features matrix, handed over without a copy once the timeline is finished.
+    py::object features() {
+        if (!features_.is_none()) return features_;
         const size_t width = timeline::feature_count();
-        std::vector<float> copy = sink_.features();
-        const auto rows = static_cast<py::ssize_t>(copy.size() / width);
-        return to_numpy(std::move(copy)).reshape({rows, static_cast<py::ssize_t>(width)});
+        std::vector<float> values = finished_ ? sink_.take_features() : std::vector<float>{};
+        const auto rows = static_cast<py::ssize_t>(values.size() / width);
+        py::object matrix = to_numpy(std::move(values)).reshape({rows, static_cast<py::ssize_t>(width)});
+        if (finished_) features_ = matrix;
+        return matrix;
     }
 
     py::list threads() const {
@@ -152,6 +157,8 @@ public:
 
 private:
     std::optional<features::WindowBuilder> windows_;
+    bool finished_ = false;
+    py::object features_ = py::none();
 };
 
 }  // namespace

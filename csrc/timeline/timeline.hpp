@@ -66,6 +66,8 @@ public:
     const std::vector<IterationRecord>& iterations() const { return iterations_; }
     // ops().size() x feature_count() floats, row-major.
     const std::vector<float>& features() const { return features_; }
+    // Moves the feature matrix out (features() is empty afterwards).
+    std::vector<float> take_features() { return std::move(features_); }
     int64_t kernels_total() const { return kernels_total_; }
     int64_t kernels_linked() const { return kernels_linked_; }
     // Kernels whose launch is not in the trace (launched before profiling began).
