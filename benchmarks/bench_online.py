@@ -28,6 +28,7 @@ from pathlib import Path
 import torch
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))  # tiny_collection, which online_fixtures imports
 sys.path.insert(0, str(REPO / "tests" / "online"))
 from online_fixtures import TrainingJob, train_model  # noqa: E402
 
