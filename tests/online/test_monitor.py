@@ -73,6 +73,34 @@ def test_cadence_spaces_cycles_to_keep_profiling_under_the_budget():
     assert unbounded.start == 15
 
 
+def test_cadence_bills_prediction_cost_learnt_after_the_cycle():
+    cadence = Cadence(first=0, every=100, cycle_steps=4, max_overhead=0.01)
+    cadence.cycle_done(cost_s=0.001, step_s=0.002)
+    cadence.bill(cost_s=0.010, step_s=0.002)  # 10 ms of prediction CPU: 500 more steps
+    assert cadence.start == 600
+    unbounded = Cadence(first=5, every=10, cycle_steps=4, max_overhead=None)
+    unbounded.bill(cost_s=10.0, step_s=0.001)
+    assert unbounded.start == 5
+
+
+def test_under_a_budget_no_cycle_starts_before_the_last_prediction_is_in(model_path):
+    answered_at = []  # the training step count when each cycle's answer arrived
+    # A budget so loose that it spaces cycles by a few steps at most; 6-step cycles come far
+    # faster than the prediction process answers.
+    monitor = Monitor(model_path, hardware="test-cpu-a", first=2, every=6, warmup=1, active=1, max_overhead=100.0,
+                      on_prediction=lambda record: answered_at.append(monitor.steps))
+    job = TrainingJob()
+    with monitor:
+        while len(answered_at) < 3 and monitor.steps < 100_000:
+            job.step()
+            monitor.step()
+    cycle_starts = [record.step - 1 for record in monitor.history]
+    assert len(cycle_starts) >= 3
+    assert cycle_starts != list(range(2, 2 + 6 * len(cycle_starts), 6))
+    for answered, next_start in zip(answered_at, cycle_starts[1:]):
+        assert next_start >= answered
+
+
 def test_cycles_cannot_overlap():
     with pytest.raises(ValueError, match="every"):
         Cadence(first=0, every=5, cycle_steps=4, max_overhead=None)

@@ -46,8 +46,8 @@ MEASURED_WINDOW = 64
 
 class Cadence:
     """When the Monitor's cycles start: first after ``first`` steps, then every ``every`` steps,
-    or further apart when the last cycle's cost (its steps' extra wall time and the CPU time
-    of the last prediction) would exceed ``max_overhead`` of the wall time in between.
+    or further apart when a cycle's cost (its steps' extra wall time, then the CPU time of its
+    prediction once that is known) would exceed ``max_overhead`` of the wall time in between.
     """
 
     def __init__(self, first: int, every: int, cycle_steps: int, max_overhead: float | None):
@@ -58,11 +58,18 @@ class Cadence:
         self.start, self.every, self.max_overhead = first, every, max_overhead
 
     def cycle_done(self, cost_s: float, step_s: float | None) -> None:
-        """Places the next cycle, given what the last one cost beyond normal iterations."""
-        gap = self.every
-        if self.max_overhead and step_s:
-            gap = max(gap, math.ceil(cost_s / (self.max_overhead * step_s)))
-        self.start += gap
+        """Places the next cycle, given what the last one cost the training beyond normal iterations."""
+        self.start += max(self.every, self._steps_paying_for(cost_s, step_s))
+
+    def bill(self, cost_s: float, step_s: float | None) -> None:
+        """Moves the next cycle further by a cost learnt later: a prediction's CPU time."""
+        self.start += self._steps_paying_for(cost_s, step_s)
+
+    def _steps_paying_for(self, cost_s: float, step_s: float | None) -> int:
+        """Iterations whose wall time ``cost_s`` is ``max_overhead`` of."""
+        if not self.max_overhead or not step_s:
+            return 0
+        return math.ceil(cost_s / (self.max_overhead * step_s))
 
 
 class Monitor:
@@ -103,7 +110,7 @@ class Monitor:
         self._interval_profiled = False
         self._cycle_cost_s: float | None = None  # what the cycle being accounted cost beyond normal steps
         self._cycles = 0
-        self._prediction_cpu_s = 0.0  # what the last answer cost the prediction process
+        self._unbilled_prediction_s = 0.0  # prediction CPU time not yet counted in the cadence
         self._scratch: Path | None = None
         self._worker: subprocess.Popen | None = None
         self._reader: threading.Thread | None = None
@@ -144,7 +151,16 @@ class Monitor:
     def _step_cycle(self) -> bool:
         """Starts, steps or ends the Monitor's own profiling cycle; True if a profiler was involved."""
         if self._cycle is None:
-            if self.steps + 1 != self._cadence.start:
+            if self._interval_profiled:  # the last cycle's stop and export: its cost is not counted yet
+                return False
+            if self._cadence.max_overhead:
+                # Under a budget, no new cycle before the last one's prediction is in and paid for:
+                # on a busy machine the niced prediction process answers late, and cycles would pile up.
+                if self._pending:
+                    return False
+                if self._unbilled_prediction_s:  # set before _pending drops, so complete by now
+                    self._bill_predictions()
+            if self.steps + 1 < self._cadence.start:
                 return False
             from torch.profiler import profile, schedule
 
@@ -173,9 +189,14 @@ class Monitor:
             return
         self._durations.append(seconds)
         if self._cycle_cost_s is not None and self._cadence is not None:  # the first step after a cycle
-            # Predicting runs beside the training, but on a busy machine it takes from it: counted too.
-            self._cadence.cycle_done(self._cycle_cost_s + self._prediction_cpu_s, self.measured_s)
+            self._cadence.cycle_done(self._cycle_cost_s, self.measured_s)
         self._cycle_cost_s = None
+
+    def _bill_predictions(self) -> None:
+        """Predicting runs beside the training, but on a busy machine it takes from it: counted too."""
+        with self._answered:
+            cost_s, self._unbilled_prediction_s = self._unbilled_prediction_s, 0.0
+        self._cadence.bill(cost_s, self.measured_s)
 
     @property
     def measured_s(self) -> float | None:
@@ -270,7 +291,8 @@ class Monitor:
             self._answered.notify_all()
 
     def _report(self, answer: dict) -> None:
-        self._prediction_cpu_s = answer["cpu_s"]
+        with self._answered:
+            self._unbilled_prediction_s += answer["cpu_s"]
         if "error" in answer:
             log.warning("itercast monitor: cannot predict a profiled cycle: %s", answer["error"])
             return
