@@ -107,3 +107,10 @@ def test_recurrent_flops_count_tokens_times_parameters():
         "Input Dims": [[20, 4, 32], [[1, 4, 64], [1, 4, 64]], [[256, 32], [256, 64], [256], [256]]]})
     timeline = read_timeline(json.dumps([lstm]).encode())
     assert timeline.ops["flops"][0] == 2 * 20 * 4 * (256 * 32 + 256 * 64 + 256 + 256)
+
+
+def test_a_recurrent_layers_backward_is_costed_from_its_output_gradient():
+    # MkldnnRnnLayerBackward0 records only the output gradient (seq, batch, hidden).
+    backward = x("MkldnnRnnLayerBackward0", "cpu_op", 0, 100, **{"Input Dims": [[32, 2, 256], [], []]})
+    timeline = read_timeline(json.dumps([backward]).encode())
+    assert timeline.ops["flops"][0] == 2 * (2 * 32 * 2 * 8 * 256 * 256)

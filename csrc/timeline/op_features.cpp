@@ -15,7 +15,7 @@ constexpr int kShapeDims = 4;
 constexpr std::string_view kAutogradPrefix = "autograd::engine::evaluate_function: ";
 
 // Common ops (canonical names) with a column of their own. Append only:
-// reordering changes the feature schema (bump kFeatureSchemaVersion).
+// reordering changes the feature schema (bump FEATURE_SCHEMA_VERSION in python/itercast/timeline.py).
 const std::vector<std::string_view>& vocabulary() {
     static const std::vector<std::string_view> names = {
         "aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear",
@@ -170,12 +170,18 @@ double conv_flops(std::string_view name, const std::vector<InputShape>& in, cons
     return 2 * static_cast<double>((*x)[0]) * product(*w, 0, w->size()) * conv_output_spatial(base, *x, *w, concrete);
 }
 
-// 2 x tokens x recurrent parameters (the op's tensor-list argument).
+// Forward: 2 x tokens x recurrent parameters (the op's tensor-list argument).
+// A layer's backward (e.g. MkldnnRnnLayerBackward0) records only the output
+// gradient (seq, batch, hidden): twice the forward of an LSTM-sized layer whose
+// input is as wide as its hidden state (4 gates x hidden x 2 hidden parameters).
 double rnn_flops(const std::vector<InputShape>& in) {
     const auto* x = dims_at(in, 0);
-    if (!x || x->size() < 2 || in.size() < 3 || x->back() <= 0) return -1;
+    if (!x || x->size() < 2 || x->back() <= 0) return -1;
     const double tokens = product(*x, 0, x->size() - 1);
-    return 2 * tokens * in[2].numel;
+    if (in.size() >= 3 && in[2].numel > 0) return 2 * tokens * in[2].numel;
+    if (x->size() != 3) return -1;
+    const double hidden = static_cast<double>(x->back());
+    return 2 * (2 * tokens * 8 * hidden * hidden);
 }
 
 double attention_flops(const std::vector<InputShape>& in) {

@@ -20,8 +20,9 @@ from itercast.trace import CHUNK_SIZE, MISSING, Source, scan_source
 PHASES = ("forward", "backward", "optimizer")
 #: (name, meaning) of every per-op feature column, in order.
 FEATURE_COLUMNS: list[tuple[str, str]] = _native.feature_columns()
-#: Version of the feature layout; models record it and refuse another.
-FEATURE_SCHEMA_VERSION = 2
+#: Version of the feature layout and meaning; models record it and refuse another.
+#: 3: recurrent layers' backward ops get FLOPs.
+FEATURE_SCHEMA_VERSION = 3
 
 
 @dataclass(frozen=True)
