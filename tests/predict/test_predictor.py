@@ -114,3 +114,15 @@ def test_reconciliation_fits_relative_error():
     fit = Reconciliation.fit(profiled, ops, unprofiled)
     assert (fit.scale, fit.per_op_ms) == (pytest.approx(0.9), pytest.approx(-0.01))
     np.testing.assert_allclose(fit.apply(profiled, ops), unprofiled)
+
+
+def test_one_odd_configuration_does_not_rule_the_reconciliation():
+    from itercast.predict.predictor import Reconciliation
+
+    rng = np.random.default_rng(0)
+    profiled = rng.uniform(5, 500, 40)
+    ops = rng.uniform(50, 2000, 40)
+    unprofiled = 0.95 * profiled - 0.005 * ops
+    profiled[0] = 15 * unprofiled[0]  # a profiled run 15x slower than its un-profiled steps
+    fit = Reconciliation.fit(profiled, ops, unprofiled)
+    assert (fit.scale, fit.per_op_ms) == (pytest.approx(0.95, rel=1e-3), pytest.approx(-0.005, rel=1e-2))
