@@ -126,3 +126,17 @@ def test_one_odd_configuration_does_not_rule_the_reconciliation():
     profiled[0] = 15 * unprofiled[0]  # a profiled run 15x slower than its un-profiled steps
     fit = Reconciliation.fit(profiled, ops, unprofiled)
     assert (fit.scale, fit.per_op_ms) == (pytest.approx(0.95, rel=1e-3), pytest.approx(-0.005, rel=1e-2))
+
+
+def test_the_reconciliation_counts_every_recorded_op_nested_ones_too(dataset):
+    from itercast.predict.dataset import _iteration_to_keep, sample_from_trace
+    from itercast.predict.rows import recorded_ops
+    from itercast.timeline import read_timeline
+
+    path = dataset.configs[0].trace_path
+    timeline = read_timeline(path)
+    it = timeline.iterations[_iteration_to_keep(timeline)]
+    nested = np.asarray(timeline.ops["nested_ops"])[it.ops]
+    expected = len(nested) + int(nested.sum())
+    assert expected > len(nested)  # real traces nest ops
+    assert recorded_ops(sample_from_trace(path).windows) == expected

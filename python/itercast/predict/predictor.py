@@ -21,6 +21,7 @@ from itercast.errors import ItercastError
 from itercast.features import DEFAULT_STRIDE, DEFAULT_WIDTH, Windows, timeline_and_windows
 from itercast.predict.dataset import Dataset, TraceSample, featurise
 from itercast.predict.lgbm import DEFAULT_ROUNDS, WindowLGBM
+from itercast.predict.rows import recorded_ops
 from itercast.timeline import FEATURE_SCHEMA_VERSION, Timeline, canonical_names
 
 MODEL_FORMAT = "itercast-model"
@@ -30,6 +31,9 @@ MODEL_VERSION = 1
 @dataclass
 class Reconciliation:
     """unprofiled_ms = scale * profiled_ms + per_op_ms * ops, fitted to the least mean relative error.
+
+    ``ops`` counts every op the profiler recorded (nested ones too): its overhead is per recorded
+    event, and a top-level count misses that a convolution records four ops where an add records one.
 
     Relative, because plain least squares is ruled by the longest steps: on the
     CPU collection it doubled the error of small configurations (by-architecture
@@ -79,8 +83,11 @@ class HardwareModel:
     def predict_samples(self, samples: list[TraceSample]) -> tuple[np.ndarray, np.ndarray]:
         """(profiled_ms, unprofiled_ms) per sample."""
         profiled_ms = (self.window_model.predict_op_time(samples) + self.head_tail_ns) / 1e6
-        ops = np.array([s.op_count for s in samples], dtype=float)
-        return profiled_ms, self.reconciliation.apply(profiled_ms, ops)
+        return profiled_ms, self.reconciliation.apply(profiled_ms, recorded_op_counts(samples))
+
+
+def recorded_op_counts(samples: list[TraceSample]) -> np.ndarray:
+    return np.array([recorded_ops(s.windows) for s in samples])
 
 
 def fit_hardware_model(hardware: str, samples: list[TraceSample], window_model: WindowLGBM,
@@ -88,13 +95,12 @@ def fit_hardware_model(hardware: str, samples: list[TraceSample], window_model: 
     start = time.perf_counter()
     window_model.fit(samples, client=client)
     profiled = np.array([s.profiled_ns for s in samples]) / 1e6
-    ops = np.array([s.op_count for s in samples], dtype=float)
     unprofiled = np.array([s.config.step_ms for s in samples])
-    reconciliation = Reconciliation.fit(profiled, ops, unprofiled)
+    reconciliation = Reconciliation.fit(profiled, recorded_op_counts(samples), unprofiled)
     vocabulary = {name for s in samples for name in s.op_names}
     summary = {"configs": len(samples), "models": len({s.config.model for s in samples}),
                "families": sorted({s.config.family for s in samples}),
-               "ops": int(ops.sum()), "train_seconds": round(time.perf_counter() - start, 2),
+               "ops": int(sum(s.op_count for s in samples)), "train_seconds": round(time.perf_counter() - start, 2),
                "median_step_ms": float(np.median(unprofiled)),
                "median_profiler_inflation": float(np.median(profiled / unprofiled))}
     head_tail = float(np.median([s.head_tail_ns for s in samples]))

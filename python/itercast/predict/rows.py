@@ -20,6 +20,7 @@ F = len(OP_FEATURES)
 _CLASS_COLUMNS = [i for i, name in enumerate(OP_FEATURES) if name.startswith("class=")]
 _LOG_FLOPS = OP_FEATURES.index("log_flops")
 _LOG_BYTES = OP_FEATURES.index("log_bytes")
+_LOG_NESTED_OPS = OP_FEATURES.index("log_nested_ops")
 AGGREGATES = 24
 NEIGHBOUR_FEATURES = ("is_op", "class", "log_flops", "log_bytes")
 
@@ -90,6 +91,14 @@ def rows_of(samples, pairs_of) -> Rows:
         owners.append(np.full(len(window), index))
     return Rows(np.vstack(xs), np.concatenate(durations), np.concatenate(gaps), np.concatenate(ops),
                 np.concatenate(owners))
+
+
+def recorded_ops(windows: Windows) -> float:
+    """Ops the profiler recorded in these windows' iteration: each op and the framework ops nested in it."""
+    window, position = all_pairs(windows)
+    first = np.unique(windows.index[window, 1] + position, return_index=True)[1]
+    own = windows.x[window[first], position[first] * (F + 1) + 1 + _LOG_NESTED_OPS].astype(np.float64)
+    return float(np.sum(1.0 + np.rint(np.expm1(own))))  # counts, stored as float32 logs
 
 
 def op_sums(rows: Rows, predicted: np.ndarray, samples: int) -> np.ndarray:
