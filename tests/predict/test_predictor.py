@@ -140,3 +140,15 @@ def test_the_reconciliation_counts_every_recorded_op_nested_ones_too(dataset):
     expected = len(nested) + int(nested.sum())
     assert expected > len(nested)  # real traces nest ops
     assert recorded_ops(sample_from_trace(path).windows) == expected
+
+
+def test_the_reconciliation_keeps_a_positive_scale_and_a_cost_per_op():
+    from itercast.predict.predictor import Reconciliation
+
+    # A few noisy tiny configurations where the step follows the op count, not the profiled time:
+    # unbounded, the exact fit is scale 0 and a positive 0.01 ms per op.
+    profiled = np.array([2.2, 2.1, 2.0, 1.9, 1.8, 1.7])
+    ops = np.array([100.0, 120, 140, 160, 180, 200])
+    unprofiled = ops / 100
+    fit = Reconciliation.fit(profiled, ops, unprofiled)
+    assert fit.scale > 0.5 and fit.per_op_ms <= 0

@@ -50,19 +50,26 @@ class Reconciliation:
     def fit(cls, profiled_ms: np.ndarray, ops: np.ndarray, unprofiled_ms: np.ndarray) -> "Reconciliation":
         unprofiled_ms = np.asarray(unprofiled_ms, dtype=float)
         design = np.stack([profiled_ms, ops], axis=1) / unprofiled_ms[:, None]
-        scale, per_op = least_absolute_deviations(design, np.ones(len(unprofiled_ms)))
+        # A profiler adds time per op and slows the ops: scale > 0, per_op <= 0. Unbounded, a few
+        # configurations whose profiled time and op count rise together can fit a negative scale.
+        bounds = ([1e-3, -np.inf], [np.inf, 0.0])
+        scale, per_op = least_absolute_deviations(design, np.ones(len(unprofiled_ms)), bounds)
         return cls(float(scale), float(per_op))
 
     def apply(self, profiled_ms, ops):
         return self.scale * np.asarray(profiled_ms) + self.per_op_ms * np.asarray(ops)
 
 
-def least_absolute_deviations(design: np.ndarray, target: np.ndarray, rounds: int = 100) -> np.ndarray:
-    """argmin_b sum |design @ b - target|, by iteratively reweighted least squares from the L2 solution."""
-    coefficients, *_ = np.linalg.lstsq(design, target, rcond=None)
+def least_absolute_deviations(design: np.ndarray, target: np.ndarray, bounds=(-np.inf, np.inf),
+                              rounds: int = 100) -> np.ndarray:
+    """argmin_b sum |design @ b - target| within ``bounds`` (as scipy's lsq_linear takes them),
+    by iteratively reweighted least squares from the L2 solution."""
+    from scipy.optimize import lsq_linear
+
+    coefficients = lsq_linear(design, target, bounds=bounds).x
     for _ in range(rounds):
         weights = 1.0 / np.sqrt(np.maximum(np.abs(design @ coefficients - target), 1e-6))
-        updated, *_ = np.linalg.lstsq(design * weights[:, None], target * weights, rcond=None)
+        updated = lsq_linear(design * weights[:, None], target * weights, bounds=bounds).x
         if np.allclose(updated, coefficients, rtol=1e-9, atol=0):
             return updated
         coefficients = updated
