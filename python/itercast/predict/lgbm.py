@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from itercast.predict.roofline import Roofline
 from itercast.predict.rows import all_pairs, one_pair_per_op, op_sums, rows_of
 
 # 150 rounds at 0.1 matched 300 at 0.08 in by-architecture error on the CPU collection, at half the time.
@@ -39,12 +40,15 @@ class WindowLGBM:
     name = "lightgbm"
 
     def __init__(self, objective: str = "log", rounds: int = DEFAULT_ROUNDS, params: dict | None = None, seed: int = 0,
-                 rows: str = "one"):
+                 rows: str = "one", roofline: bool = True):
         if objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {OBJECTIVES}")
         self.objective, self.rounds, self.seed, self.rows = objective, rounds, seed, rows
         self.params = {**DEFAULT_PARAMS, **(params or {}), "seed": seed}
         self.boosters: dict[str, object] = {}
+        # Durations are learnt as a correction to this prior, which extrapolates to larger ops.
+        self.roofline: Roofline | None = None
+        self.use_roofline = roofline
 
     def _training_rows(self, samples):
         rng = np.random.default_rng(self.seed)
@@ -55,38 +59,53 @@ class WindowLGBM:
         import lightgbm
 
         rows = self._training_rows(samples)
+        self.roofline = Roofline.fit(rows.x, rows.duration) if self.use_roofline else None
         for label, values in (("duration", rows.duration), ("gap", rows.gap)):
             target = to_target(values, self.objective)
+            init = self._prior(label, rows.x)
             if client is not None:
-                self.boosters[label] = _fit_on_dask(client, rows.x, target, self.params, self.rounds)
+                self.boosters[label] = _fit_on_dask(client, rows.x, target, init, self.params, self.rounds)
             else:
-                data = lightgbm.Dataset(rows.x, target, free_raw_data=True)
+                data = lightgbm.Dataset(rows.x, target, init_score=init, free_raw_data=True)
                 self.boosters[label] = lightgbm.train({**self.params, "objective": "regression"}, data,
                                                       num_boost_round=self.rounds)
         return self
 
+    def _prior(self, label: str, x: np.ndarray) -> np.ndarray | None:
+        """The roofline prior in target space: the booster learns (and predicts) what it misses."""
+        if label != "duration" or self.roofline is None:
+            return None
+        return to_target(self.roofline.predict_ns(x), self.objective)
+
+    def _predict(self, label: str, x: np.ndarray) -> np.ndarray:
+        raw = self.boosters[label].predict(x)
+        prior = self._prior(label, x)
+        return from_target(raw if prior is None else raw + prior, self.objective)
+
     def predict_op_time(self, samples) -> np.ndarray:
         """Per sample: summed predicted duration + gap of its ops, ns."""
         rows = rows_of(samples, all_pairs)
-        total = sum(from_target(self.boosters[label].predict(rows.x), self.objective)
-                    for label in ("duration", "gap"))
+        total = sum(self._predict(label, rows.x) for label in ("duration", "gap"))
         return op_sums(rows, total, len(samples))
 
     def to_dict(self) -> dict:
         return {"objective": self.objective, "rounds": self.rounds, "seed": self.seed, "rows": self.rows,
-                "params": self.params,
+                "params": self.params, "roofline": self.roofline.to_list() if self.roofline is not None else None,
                 "boosters": {label: booster.model_to_string() for label, booster in self.boosters.items()}}
 
     @classmethod
     def from_dict(cls, data: dict) -> "WindowLGBM":
         import lightgbm
 
-        model = cls(data["objective"], data["rounds"], data["params"], data["seed"], data.get("rows", "one"))
+        model = cls(data["objective"], data["rounds"], data["params"], data["seed"], data.get("rows", "one"),
+                    roofline=data.get("roofline") is not None)
+        if model.use_roofline:
+            model.roofline = Roofline.from_list(data["roofline"])
         model.boosters = {label: lightgbm.Booster(model_str=text) for label, text in data["boosters"].items()}
         return model
 
 
-def _fit_on_dask(client, x: np.ndarray, target: np.ndarray, params: dict, rounds: int):
+def _fit_on_dask(client, x: np.ndarray, target: np.ndarray, init: np.ndarray | None, params: dict, rounds: int):
     """Trains with lightgbm.dask on the client's workers; returns a plain Booster."""
     import dask.array as da
     from lightgbm.dask import DaskLGBMRegressor
@@ -98,5 +117,5 @@ def _fit_on_dask(client, x: np.ndarray, target: np.ndarray, params: dict, rounds
     options = {k: v for k, v in params.items() if k not in ("verbose", "num_threads", "seed")}
     regressor = DaskLGBMRegressor(client=client, n_estimators=rounds, random_state=params.get("seed", 0),
                                   verbose=-1, **options)
-    regressor.fit(dx, dy)
+    regressor.fit(dx, dy, init_score=None if init is None else da.from_array(init, chunks=chunk))
     return regressor.to_local().booster_

@@ -1,0 +1,76 @@
+"""A prior for op durations that scales with an op's work, for the trees to correct.
+
+Gradient-boosted trees predict within the range of the labels they were trained
+on: an architecture whose ops are larger than any in training (a 512-wide LSTM
+after 256-wide ones, a 4096-wide MLP's weight gradients) gets at most the
+largest training duration. So the duration booster learns a correction on top
+of this prior, which extrapolates: per (op class, phase),
+
+    duration_us = fixed + per_flop * FLOPs + per_byte * bytes
+
+with non-negative coefficients fitted on relative error (small ops count as
+much as large ones). Groups with too few training ops get no prior (zero).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from itercast.predict.rows import OP_FEATURES
+
+_CLASS_COLUMNS = [i for i, name in enumerate(OP_FEATURES) if name.startswith("class=")]
+_PHASE_COLUMNS = [OP_FEATURES.index(f"phase={phase}") for phase in ("forward", "backward", "optimizer")]
+_LOG_FLOPS = OP_FEATURES.index("log_flops")
+_LOG_BYTES = OP_FEATURES.index("log_bytes")
+GROUPS = len(_CLASS_COLUMNS) * len(_PHASE_COLUMNS)
+MIN_OPS_PER_GROUP = 10
+
+
+def group_of(x: np.ndarray) -> np.ndarray:
+    """(op class, phase) group of each row; rows start with the op's own features."""
+    op_class = np.argmax(x[:, _CLASS_COLUMNS], axis=1)
+    return op_class * len(_PHASE_COLUMNS) + np.argmax(x[:, _PHASE_COLUMNS], axis=1)
+
+
+def work(x: np.ndarray) -> np.ndarray:
+    """(rows, 3): 1, FLOPs and bytes of each row's op."""
+    flops = np.expm1(x[:, _LOG_FLOPS].astype(np.float64))
+    bytes_ = np.expm1(x[:, _LOG_BYTES].astype(np.float64))
+    return np.stack([np.ones(len(x)), flops, bytes_], axis=1)
+
+
+@dataclass
+class Roofline:
+    coefficients: np.ndarray  # (GROUPS, 3): µs, µs per FLOP, µs per byte
+
+    @classmethod
+    def fit(cls, x: np.ndarray, duration_ns: np.ndarray) -> "Roofline":
+        from scipy.optimize import nnls
+
+        us = np.asarray(duration_ns, dtype=np.float64) / 1e3
+        groups, design = group_of(x), work(x)
+        coefficients = np.zeros((GROUPS, 3))
+        for group in range(GROUPS):
+            rows = (groups == group) & (us > 0)
+            if rows.sum() < MIN_OPS_PER_GROUP:
+                continue
+            relative = design[rows] / us[rows, None]  # each row's error relative to its label
+            scale = np.maximum(relative.max(axis=0), 1e-300)  # FLOPs (1e12) next to the constant (1)
+            solution, _ = nnls(relative / scale, np.ones(rows.sum()))
+            coefficients[group] = solution / scale
+        return cls(coefficients)
+
+    def predict_ns(self, x: np.ndarray) -> np.ndarray:
+        return np.einsum("ij,ij->i", work(x), self.coefficients[group_of(x)]) * 1e3
+
+    def to_list(self) -> list[list[float]]:
+        return self.coefficients.tolist()
+
+    @classmethod
+    def from_list(cls, values) -> "Roofline":
+        coefficients = np.asarray(values, dtype=np.float64)
+        if coefficients.shape != (GROUPS, 3):
+            raise ValueError(f"roofline coefficients of shape {coefficients.shape}, expected {(GROUPS, 3)}")
+        return cls(coefficients)

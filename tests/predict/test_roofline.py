@@ -1,0 +1,79 @@
+import numpy as np
+import pytest
+
+from itercast.predict.roofline import MIN_OPS_PER_GROUP, Roofline
+from itercast.predict.rows import F, OP_FEATURES
+
+
+def op_rows(op_class: str, phase: str, flops: np.ndarray, bytes_: np.ndarray) -> np.ndarray:
+    x = np.zeros((len(flops), F), dtype=np.float32)
+    x[:, OP_FEATURES.index(f"class={op_class}")] = 1
+    x[:, OP_FEATURES.index(f"phase={phase}")] = 1
+    x[:, OP_FEATURES.index("log_flops")] = np.log1p(flops)
+    x[:, OP_FEATURES.index("log_bytes")] = np.log1p(bytes_)
+    return x
+
+
+def test_the_prior_recovers_work_proportional_durations_and_extrapolates():
+    rng = np.random.default_rng(0)
+    flops, bytes_ = rng.uniform(1e6, 1e8, 200), rng.uniform(1e4, 1e6, 200)
+    x = op_rows("matmul", "forward", flops, bytes_)
+    duration_ns = (5.0 + flops / 1e5 + bytes_ / 1e4) * 1e3  # 5 µs + 100 GFLOP/s + 10 GB/s
+    prior = Roofline.fit(x, duration_ns)
+    np.testing.assert_allclose(prior.predict_ns(x), duration_ns, rtol=2e-3)
+    # Ten times the largest training op: ten times the time, where trees would stop at the largest label.
+    big = op_rows("matmul", "forward", np.array([1e9]), np.array([1e7]))
+    assert prior.predict_ns(big)[0] == pytest.approx((5.0 + 1e4 + 1e3) * 1e3, rel=2e-3)
+
+
+def test_groups_are_op_class_and_phase_and_small_groups_get_no_prior():
+    flops = np.full(50, 1e7)
+    forward = op_rows("conv", "forward", flops, flops)
+    backward = op_rows("conv", "backward", flops, flops)
+    few = op_rows("pool", "forward", flops[: MIN_OPS_PER_GROUP - 1], flops[: MIN_OPS_PER_GROUP - 1])
+    x = np.vstack([forward, backward, few])
+    duration_ns = np.concatenate([np.full(50, 100e3), np.full(50, 200e3), np.full(len(few), 50e3)])
+    prior = Roofline.fit(x, duration_ns)
+    predicted = prior.predict_ns(x)
+    np.testing.assert_allclose(predicted[:100], duration_ns[:100], rtol=1e-3)
+    assert np.all(predicted[100:] == 0)
+
+
+def test_coefficients_round_trip_and_a_wrong_shape_is_refused():
+    x = op_rows("matmul", "forward", np.linspace(1e6, 1e8, 20), np.linspace(1e4, 1e6, 20))
+    prior = Roofline.fit(x, np.linspace(1e4, 1e6, 20))
+    again = Roofline.from_list(prior.to_list())
+    np.testing.assert_array_equal(again.predict_ns(x), prior.predict_ns(x))
+    with pytest.raises(ValueError, match="shape"):
+        Roofline.from_list([[1.0, 2.0, 3.0]])
+
+
+def with_work_scaled(sample, factor: float):
+    """The sample with every op's FLOPs and bytes multiplied by ``factor`` (in its windows' op blocks)."""
+    import dataclasses
+
+    windows = sample.windows
+    x = windows.x.copy()
+    blocks = x[:, : windows.width * (F + 1)].reshape(len(x), windows.width, F + 1)
+    for name in ("log_flops", "log_bytes"):
+        column = blocks[:, :, 1 + OP_FEATURES.index(name)]
+        column[:] = np.where(column > 0, np.log1p(np.expm1(column) * factor), 0)
+    x[:, : windows.width * (F + 1)] = blocks.reshape(len(x), -1)
+    return dataclasses.replace(sample, windows=dataclasses.replace(windows, x=x))
+
+
+def test_window_models_extrapolate_to_larger_ops_only_with_the_prior(tiny_collection):
+    pytest.importorskip("lightgbm")
+    from itercast.predict import Dataset, featurise
+    from itercast.predict.lgbm import WindowLGBM
+
+    samples = featurise(Dataset.from_manifest(tiny_collection).configs)
+    largest = max(samples, key=lambda s: s.profiled_ns)
+    bigger = with_work_scaled(largest, 100.0)
+    growth = {}
+    for roofline in (True, False):
+        model = WindowLGBM(rounds=40, roofline=roofline).fit(samples)
+        before, after = model.predict_op_time([largest, bigger])
+        growth[roofline] = after / before
+    assert growth[True] > 3.0  # 100x the work: much longer, though gaps and fixed costs do not scale
+    assert growth[False] < 2.0  # trees alone stop at the largest durations they were trained on
