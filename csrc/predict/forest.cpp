@@ -438,12 +438,15 @@ double Forest::leaf_output(std::int32_t leaf, const float* row) const {
 
 template <bool General>
 void Forest::score_rows(const float* block, std::size_t rows, double* out) const {
+    // G rows walk each tree in lockstep: G independent load chains for the core to overlap.
+    // A group stops when all its rows sit in sinks; at worst after the tree's depth.
+    // (Measured on the CPU collection's boosters: G=16 with that early stop beat fixed-depth
+    // walks of 4, 8 or 16 rows, 32 rows, and one row at a time, by 7-30%.)
+    constexpr std::size_t G = 16;
     const std::size_t f = static_cast<std::size_t>(num_features_);
     const Node* nodes = nodes_.data();
-    constexpr std::size_t G = 8;  // rows walked in lockstep: independent chains for the core to overlap
     const std::size_t trees = roots_.size();
-    std::size_t r0 = 0;
-    for (; r0 < rows; r0 += G) {
+    for (std::size_t r0 = 0; r0 < rows; r0 += G) {
         const std::size_t g_count = std::min(G, rows - r0);
         const float* row[G];
         for (std::size_t g = 0; g < G; ++g) row[g] = block + (r0 + std::min(g, g_count - 1)) * f;
@@ -453,9 +456,11 @@ void Forest::score_rows(const float* block, std::size_t rows, double* out) const
             for (std::size_t g = 0; g < G; ++g) n[g] = roots_[t];
             const int depth = depth_[t];
             for (int d = 0; d < depth; ++d) {
+                std::uint32_t active = 0;
                 for (std::size_t g = 0; g < G; ++g) {
                     const Node& node = nodes[n[g]];
                     const float x = row[g][node.feature_flags >> 8];
+                    active |= ~node.feature_flags & kLeaf;
                     if constexpr (General) {
                         if (node.feature_flags & kLeaf) continue;
                         n[g] = go_left(node, x, cat_ranges_.data(), cat_bits_.data()) ? node.left : node.right;
@@ -463,8 +468,12 @@ void Forest::score_rows(const float* block, std::size_t rows, double* out) const
                         n[g] = x <= node.threshold ? node.left : node.right;
                     }
                 }
+                if (!active) break;
             }
-            for (std::size_t g = 0; g < G; ++g) sum[g] += leaf_output(node_leaf_[static_cast<std::size_t>(n[g])], row[g]);
+            // trees in order, as LightGBM adds them
+            for (std::size_t g = 0; g < G; ++g) {
+                sum[g] += leaf_output(node_leaf_[static_cast<std::size_t>(n[g])], row[g]);
+            }
         }
         for (std::size_t g = 0; g < g_count; ++g) out[r0 + g] = sum[g];
     }
