@@ -100,6 +100,22 @@ def one_pair_per_op(windows: Windows, rng: np.random.Generator) -> tuple[np.ndar
     return window[keep], position[keep]
 
 
+def central_pair_per_op(windows: Windows) -> tuple[np.ndarray, np.ndarray]:
+    """Each op once, in the covering window where it sits nearest the middle (the earlier window on a tie).
+
+    A quarter of the rows of :func:`all_pairs` at stride 3, for prediction; the middle
+    of a window is that of its ops, (count - 1) / 2, so short last windows count too.
+    """
+    window, position = all_pairs(windows)
+    op = windows.index[window, 1] + position
+    off_centre = np.abs(2 * position - (windows.index[window, 2] - 1))
+    order = np.lexsort((window, off_centre, op))
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = op[order][1:] != op[order][:-1]
+    keep = order[first]
+    return window[keep], position[keep]
+
+
 def rows_of(samples, pairs_of) -> Rows:
     """Stacks the rows of many samples; ``pairs_of(windows)`` picks the (window, position) pairs."""
     xs, durations, gaps, ops, owners = [], [], [], [], []
