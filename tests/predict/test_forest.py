@@ -229,3 +229,13 @@ def test_unique_rows():
     assert x[first][inverse].tobytes() == x.tobytes()
     empty_first, empty_inverse = unique_rows(np.zeros((0, 3), np.float32))
     assert len(empty_first) == 0 and len(empty_inverse) == 0
+
+
+def test_threads_split_rows_without_changing_scores(data):
+    rng, x, y = data
+    native = NativeBooster.from_booster(train(x, y, num_leaves=31))
+    many = np.repeat(with_nans(rng, x, 0.05), 4, axis=0)  # 6,000 rows: enough to split
+    one = native._forest.predict(many, threads=1)
+    np.testing.assert_array_equal(native._forest.predict(many, threads=2), one)
+    rows = np.arange(len(many))[::-1].copy()
+    np.testing.assert_array_equal(native._forest.predict(many, rows, threads=3), one[rows])
