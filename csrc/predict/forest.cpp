@@ -394,7 +394,35 @@ Forest Forest::parse(std::string_view text) {
             fail(tree.line, "too many nodes");
         }
     }
+    forest.build_fast_nodes();
     return forest;
+}
+
+void Forest::build_fast_nodes() {
+    fast_.clear();
+    fast_roots_.clear();
+    std::vector<std::pair<std::int32_t, std::int32_t>> queue;  // (node, its slot), breadth first
+    for (std::int32_t root : roots_) {
+        const auto top = static_cast<std::int32_t>(fast_.size());
+        fast_roots_.push_back(top);
+        fast_.push_back({});
+        queue.assign(1, {root, top});
+        for (std::size_t q = 0; q < queue.size(); ++q) {
+            const auto [index, slot] = queue[q];
+            const Node& node = nodes_[static_cast<std::size_t>(index)];
+            if (node.feature_flags & kLeaf) {
+                fast_[static_cast<std::size_t>(slot)] = {std::numeric_limits<float>::infinity(), 0, slot,
+                                                         node_leaf_[static_cast<std::size_t>(index)]};
+                continue;
+            }
+            const auto pair = static_cast<std::int32_t>(fast_.size());
+            fast_.resize(fast_.size() + 2);
+            fast_[static_cast<std::size_t>(slot)] = {
+                node.threshold, static_cast<std::uint32_t>((node.feature_flags >> 8) * kGroup), pair, -1};
+            queue.push_back({node.left, pair});
+            queue.push_back({node.right, pair + 1});
+        }
+    }
 }
 
 bool Forest::identity_output() const {
@@ -438,6 +466,7 @@ double Forest::leaf_output(std::int32_t leaf, const float* row) const {
 
 template <bool General>
 void Forest::score_rows(const float* block, std::size_t rows, double* out) const {
+    // The general path (NaN in the rows, zero-as-missing or categorical splits, linear leaves).
     // G rows walk each tree in lockstep: G independent load chains for the core to overlap.
     // A group stops when all its rows sit in sinks; at worst after the tree's depth.
     // (Measured on the CPU collection's boosters: G=16 with that early stop beat fixed-depth
@@ -479,11 +508,38 @@ void Forest::score_rows(const float* block, std::size_t rows, double* out) const
     }
 }
 
+// The fast path: G rows (feature-major) through every tree; the step is branch-free, n[] can
+// live in registers, and the group stops once every row sits in a sink. On the CPU collection's
+// boosters (3,598 rows, 2 x 150 trees) 12.6 -> 11.1 ms CPU with the early stop, against 17.6 ms
+// for the general path; G=16 beat 8 and 32.
+void Forest::score_group_fast(const float* transposed, double* sum) const {
+    constexpr std::size_t G = kGroup;
+    const FastNode* nodes = fast_.data();
+    const std::size_t trees = roots_.size();
+    for (std::size_t t = 0; t < trees; ++t) {
+        std::int32_t n[G];
+        for (std::size_t g = 0; g < G; ++g) n[g] = fast_roots_[t];
+        const int depth = depth_[t];
+        for (int d = 0; d < depth; ++d) {
+            std::int32_t active = 0;
+#pragma GCC unroll 16
+            for (std::size_t g = 0; g < G; ++g) {
+                const FastNode& node = nodes[n[g]];
+                active |= node.leaf;
+                n[g] = node.base + (transposed[node.offset + g] > node.threshold);
+            }
+            if (active >= 0) break;
+        }
+        for (std::size_t g = 0; g < G; ++g) sum[g] += leaf_value_[static_cast<std::size_t>(nodes[n[g]].leaf)];
+    }
+}
+
 void Forest::predict_block(const float* x, std::size_t rows, std::size_t row_stride, double* out,
                            const std::int64_t* select) const {
     constexpr std::size_t B = 32;  // rows copied per block: 32 x 214 floats stay in L1
     const std::size_t f = static_cast<std::size_t>(num_features_);
     std::vector<float> block(B * std::max<std::size_t>(f, 1));
+    std::vector<float> transposed(kGroup * std::max<std::size_t>(f, 1));
     for (std::size_t r0 = 0; r0 < rows; r0 += B) {
         const std::size_t n = std::min(B, rows - r0);
         bool any_nan = false;
@@ -501,8 +557,19 @@ void Forest::predict_block(const float* x, std::size_t rows, std::size_t row_str
         }
         if (has_special_ || any_nan) {
             score_rows<true>(block.data(), n, out + r0);
-        } else {
+        } else if (has_linear_) {
             score_rows<false>(block.data(), n, out + r0);
+        } else {
+            for (std::size_t g0 = 0; g0 < n; g0 += kGroup) {
+                const std::size_t count = std::min(kGroup, n - g0);
+                for (std::size_t g = 0; g < kGroup; ++g) {  // short groups repeat their last row
+                    const float* row = block.data() + (g0 + std::min(g, count - 1)) * f;
+                    for (std::size_t j = 0; j < f; ++j) transposed[j * kGroup + g] = row[j];
+                }
+                double sum[kGroup] = {};
+                score_group_fast(transposed.data(), sum);
+                for (std::size_t g = 0; g < count; ++g) out[r0 + g0 + g] = sum[g];
+            }
         }
     }
 }

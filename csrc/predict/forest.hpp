@@ -62,7 +62,20 @@ public:
         kNanLeft = 16,     // where NaN goes (derived from the above and the threshold)
     };
 
+    // The fast path's layout (forests of plain numerical splits, rows without NaN): siblings
+    // adjacent, so a step is base + (x > threshold); a row group's features are stored
+    // feature-major, `offset` = feature * kGroup. Leaves are sinks: threshold +inf, base itself.
+    static constexpr std::size_t kGroup = 16;
+    struct FastNode {
+        float threshold;
+        std::uint32_t offset;
+        std::int32_t base;
+        std::int32_t leaf;  // global leaf index for sinks, -1 otherwise
+    };
+
 private:
+    void build_fast_nodes();
+    void score_group_fast(const float* transposed, double* sum) const;
     void predict_block(const float* x, std::size_t rows, std::size_t row_stride, double* out,
                        const std::int64_t* select) const;
     template <bool General>
@@ -76,6 +89,8 @@ private:
     bool has_linear_ = false;
     bool has_special_ = false;  // any node needing more than `x <= threshold` on non-NaN rows
     std::vector<Node> nodes_;
+    std::vector<FastNode> fast_;
+    std::vector<std::int32_t> fast_roots_;
     std::vector<std::int32_t> roots_;  // per tree: its root node (a leaf's sink for one-leaf trees)
     std::vector<int> depth_;           // per tree: steps from the root to its deepest sink
     std::vector<std::int32_t> node_leaf_;  // per node: global leaf index of a sink, -1 otherwise
