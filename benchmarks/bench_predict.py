@@ -5,6 +5,8 @@
 Goals: training <= 60 s on the full CPU collection; load < 100 ms; < 1 ms per iteration.
 Without ITERCAST_DATASET a tiny collection is made on the spot (a smoke run).
 
+Model load is measured twice: ``Predictor.load`` (native) and the JSON document plus a
+``lightgbm.Booster`` per booster text (the load before the native evaluator).
 Latency is measured on the iteration whose op count is nearest 900, three ways in the same run:
 the native evaluator (what ``HardwareModel.predict_samples`` does), the same boosters through
 ``lightgbm.Booster.predict`` (the path before the native evaluator), and the native evaluator on
@@ -71,6 +73,18 @@ def test_model_load(benchmark, model_file):
     benchmark.extra_info["file_bytes"] = model_file.stat().st_size
     predictor = benchmark(Predictor.load, model_file)
     assert predictor.hardware
+
+
+def test_model_load_lightgbm(benchmark, model_file):
+    """The load before the native evaluator: the JSON document, then a lightgbm Booster per model text."""
+    import json
+
+    def load():
+        document = json.loads(model_file.read_text())
+        return [lightgbm.Booster(model_str=text) for entry in document["hardware"].values()
+                for text in entry["window_model"]["boosters"].values()]
+
+    assert benchmark(load)
 
 
 def test_prediction_latency_per_iteration(benchmark, model, one, samples):
