@@ -73,7 +73,19 @@ public:
         std::int32_t leaf;  // global leaf index for sinks, -1 otherwise
     };
 
+    // Bit-vector evaluation (QuickScorer, vectorised over rows) for forests whose trees all have
+    // <= 64 leaves: each split whose test fails (go right) clears the leaves of its left subtree
+    // from a row's 64-bit leaf set; the exit leaf is the leftmost left. Every split is tested,
+    // but for 16 rows at once and with no dependent loads.
+    struct BitSplit {
+        std::uint32_t offset;  // feature * kGroup
+        float threshold;
+        std::uint64_t keep;    // leaves kept when x > threshold: all but the left subtree's
+    };
+
 private:
+    void build_bit_splits();
+    void score_group_bits(const float* transposed, double* sum) const;
     void build_fast_nodes();
     void score_group_fast(const float* transposed, double* sum) const;
     void predict_block(const float* x, std::size_t rows, std::size_t row_stride, double* out,
@@ -90,6 +102,11 @@ private:
     bool has_special_ = false;  // any node needing more than `x <= threshold` on non-NaN rows
     std::vector<Node> nodes_;
     std::vector<FastNode> fast_;
+    bool bits_ok_ = false;                   // every tree has <= 64 leaves
+    std::vector<BitSplit> bit_splits_;
+    std::vector<std::uint32_t> bit_begin_;   // per tree: its splits [bit_begin_[t], bit_begin_[t + 1])
+    std::vector<std::uint32_t> bit_leaf_base_;  // per tree: where its leaves start in bit_leaf_value_
+    std::vector<double> bit_leaf_value_;        // leaf values, each tree's left to right
     std::vector<std::int32_t> fast_roots_;
     std::vector<std::int32_t> roots_;  // per tree: its root node (a leaf's sink for one-leaf trees)
     std::vector<int> depth_;           // per tree: steps from the root to its deepest sink

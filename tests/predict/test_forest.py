@@ -239,3 +239,12 @@ def test_threads_split_rows_without_changing_scores(data):
     np.testing.assert_array_equal(native._forest.predict(many, threads=2), one)
     rows = np.arange(len(many))[::-1].copy()
     np.testing.assert_array_equal(native._forest.predict(many, rows, threads=3), one[rows])
+
+
+@pytest.mark.parametrize("num_leaves", [2, 33, 64, 65, 200])  # bit sets up to 64 leaves, tree walks beyond
+def test_every_tree_size(data, num_leaves):
+    rng, x, y = data
+    big = np.repeat(x, 3, axis=0) + rng.normal(scale=0.01, size=(3 * len(x), x.shape[1])).astype(np.float32)
+    booster = train(big, np.repeat(y, 3), rounds=5, num_leaves=num_leaves, min_data_in_leaf=2)
+    assert_same_scores(booster, big[:1001])
+    assert_same_scores(booster, with_nans(rng, big[:1001], 0.01))
