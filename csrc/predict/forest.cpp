@@ -594,7 +594,7 @@ typedef float F32x16 __attribute__((vector_size(64)));
 typedef std::int32_t I32x16 __attribute__((vector_size(64)));
 static_assert(Forest::kGroup == 16, "score_group_bits handles 16 rows");
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)  // ifunc dispatch
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 void Forest::score_group_bits(const float* transposed, double* sum) const {
