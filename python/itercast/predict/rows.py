@@ -127,8 +127,8 @@ def rows_of(samples, pairs_of) -> Rows:
         gaps.append(windows.y[window, position, 1])
         ops.append(windows.index[window, 1] + position)
         owners.append(np.full(len(window), index))
-    return Rows(np.vstack(xs), np.concatenate(durations), np.concatenate(gaps), np.concatenate(ops),
-                np.concatenate(owners))
+    x = xs[0] if len(xs) == 1 else np.vstack(xs)  # one sample (online prediction): no 3 MB copy
+    return Rows(x, np.concatenate(durations), np.concatenate(gaps), np.concatenate(ops), np.concatenate(owners))
 
 
 def op_sums(rows: Rows, predicted: np.ndarray, samples: int) -> np.ndarray:
