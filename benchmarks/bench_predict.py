@@ -4,16 +4,31 @@
 
 Goals: training <= 60 s on the full CPU collection; load < 100 ms; < 1 ms per iteration.
 Without ITERCAST_DATASET a tiny collection is made on the spot (a smoke run).
+
+Model load is measured twice: ``Predictor.load`` (native) and the JSON document plus a
+``lightgbm.Booster`` per booster text (the load before the native evaluator).
+Latency is measured on the iteration whose op count is nearest 900, three ways in the same run:
+the native evaluator (what ``HardwareModel.predict_samples`` does), the same boosters through
+``lightgbm.Booster.predict`` (the path before the native evaluator), and the native evaluator on
+one row per op (``predict_rows="central"``, not the default). ``extra_info`` holds the rows
+scored, how many of them are distinct (byte-identical rows could be scored once) and the
+distinct ratio over every iteration of the collection.
 """
 
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from itercast.predict import Dataset, Predictor, featurise
+from itercast.predict.forest import unique_rows
+from itercast.predict.lgbm import LABELS, from_target
+from itercast.predict.rows import all_pairs, central_pair_per_op, op_sums, rows_of
 
-pytest.importorskip("lightgbm")
+lightgbm = pytest.importorskip("lightgbm")
+
+TYPICAL_OPS = 900
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +52,16 @@ def model_file(samples, tmp_path_factory) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def model(model_file):
+    return next(iter(Predictor.load(model_file).models.values()))
+
+
+@pytest.fixture(scope="module")
+def one(samples):
+    return min(samples, key=lambda s: abs(s.op_count - TYPICAL_OPS))
+
+
 def test_training(benchmark, samples):
     benchmark.extra_info["configs"] = len(samples)
     benchmark.extra_info["ops"] = sum(s.op_count for s in samples)
@@ -50,9 +75,55 @@ def test_model_load(benchmark, model_file):
     assert predictor.hardware
 
 
-def test_prediction_latency_per_iteration(benchmark, samples, model_file):
-    model = next(iter(Predictor.load(model_file).models.values()))
-    one = samples[len(samples) // 2]
+def test_model_load_lightgbm(benchmark, model_file):
+    """The load before the native evaluator: the JSON document, then a lightgbm Booster per model text."""
+    import json
+
+    def load():
+        document = json.loads(model_file.read_text())
+        return [lightgbm.Booster(model_str=text) for entry in document["hardware"].values()
+                for text in entry["window_model"]["boosters"].values()]
+
+    assert benchmark(load)
+
+
+def test_prediction_latency_per_iteration(benchmark, model, one, samples):
+    rows = rows_of([one], all_pairs)
     benchmark.extra_info["ops_in_iteration"] = one.op_count
+    benchmark.extra_info["rows"] = len(rows.x)
+    benchmark.extra_info["distinct_rows"] = len(unique_rows(rows.x)[0])
+    total = distinct = 0
+    for sample in samples:
+        x = rows_of([sample], all_pairs).x
+        total, distinct = total + len(x), distinct + len(unique_rows(x)[0])
+    benchmark.extra_info["collection_rows_per_distinct_row"] = round(total / distinct, 4)
     profiled, unprofiled = benchmark(model.predict_samples, [one])
+    assert unprofiled[0] > 0
+
+
+def test_prediction_latency_per_iteration_lightgbm(benchmark, model, one):
+    """The path before the native evaluator: lightgbm Boosters read from the same model text."""
+    window_model = model.window_model
+    boosters = {label: lightgbm.Booster(model_str=window_model.boosters[label].model_text) for label in LABELS}
+
+    def predict():
+        rows = rows_of([one], all_pairs)
+        total = sum(from_target(boosters[label].predict(rows.x), window_model.objective) for label in LABELS)
+        return op_sums(rows, total, 1)
+
+    benchmark.extra_info["ops_in_iteration"] = one.op_count
+    old = benchmark(predict)
+    np.testing.assert_allclose(window_model.predict_op_time([one]), old, rtol=1e-9)
+
+
+def test_prediction_latency_per_iteration_central_row(benchmark, model, one):
+    """One row per op (its most central window) instead of every covering window: 4x fewer rows."""
+    window_model = model.window_model
+    benchmark.extra_info["ops_in_iteration"] = one.op_count
+    benchmark.extra_info["rows"] = len(rows_of([one], central_pair_per_op).x)
+    window_model.predict_rows = "central"
+    try:
+        profiled, unprofiled = benchmark(model.predict_samples, [one])
+    finally:
+        window_model.predict_rows = "all"
     assert unprofiled[0] > 0

@@ -5,4 +5,5 @@ PYBIND11_MODULE(_native, m) {
     itercast::bindings::register_trace(m);
     itercast::bindings::register_timeline(m);
     itercast::bindings::register_sim(m);
+    itercast::bindings::register_forest(m);
 }

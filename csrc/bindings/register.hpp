@@ -6,4 +6,5 @@ namespace itercast::bindings {
 void register_trace(pybind11::module_& m);
 void register_timeline(pybind11::module_& m);
 void register_sim(pybind11::module_& m);
+void register_forest(pybind11::module_& m);
 }  // namespace itercast::bindings

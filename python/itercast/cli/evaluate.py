@@ -8,7 +8,7 @@ from dataclasses import asdict
 
 
 def register(subparsers) -> None:
-    from itercast.predict.evaluate import DIAGNOSTICS, MODEL_NAMES, Settings
+    from itercast.predict.evaluate import DIAGNOSTICS, MODEL_NAMES, VARIANTS, Settings
 
     defaults = Settings()
     parser = subparsers.add_parser(
@@ -20,7 +20,8 @@ def register(subparsers) -> None:
                         help="k folds over the groups; 1 (default) is a single 80/20 holdout")
     parser.add_argument("--models", default=",".join(MODEL_NAMES),
                         help=f"comma-separated, from {','.join(MODEL_NAMES)} (default: all); "
-                             f"diagnostic: {','.join(DIAGNOSTICS)} (the test traces' measured op time)")
+                             f"diagnostic: {','.join(DIAGNOSTICS)} (the test traces' measured op time); "
+                             f"variant: {','.join(VARIANTS)} (one row per op, its most central window)")
     parser.add_argument("--rounds", type=int, default=defaults.rounds, help="LightGBM boosting rounds")
     parser.add_argument("--ets-seconds", type=float, default=defaults.ets_seconds,
                         help="wall-clock training budget of the ETS reference per fold")

@@ -26,7 +26,8 @@ from itercast.predict.predictor import fit_hardware_model
 
 MODEL_NAMES = ("lightgbm", "ets", "opbased", "linear", "median")
 DIAGNOSTICS = ("oracle",)  # chosen by name only: not models, they read the test labels
-NEEDS = {"lightgbm": "lightgbm", "opbased": "lightgbm", "ets": "torch", "linear": "scipy", "plot": "matplotlib"}
+VARIANTS = ("lightgbm-central",)  # chosen by name only: lightgbm predicting each op from its most central window
+NEEDS = {"lightgbm": "lightgbm", "lightgbm-central": "lightgbm", "opbased": "lightgbm", "ets": "torch", "linear": "scipy", "plot": "matplotlib"}
 
 
 def require(what: str) -> None:
@@ -57,6 +58,12 @@ def new_model(name: str, settings: Settings):
         from itercast.predict.lgbm import WindowLGBM
 
         return WindowLGBM("log", settings.rounds, seed=settings.seed)
+    if name == "lightgbm-central":
+        from itercast.predict.lgbm import WindowLGBM
+
+        model = WindowLGBM("log", settings.rounds, seed=settings.seed, predict_rows="central")
+        model.name = name
+        return model
     if name == "ets":
         from itercast.predict.ets import ETSReference
 
@@ -69,7 +76,7 @@ def new_model(name: str, settings: Settings):
         return TrainingMedian()
     if name == "oracle":
         return MeasuredOpTime()
-    raise ItercastError(f"unknown model {name!r}: choose from {', '.join(MODEL_NAMES + DIAGNOSTICS)}")
+    raise ItercastError(f"unknown model {name!r}: choose from {', '.join(MODEL_NAMES + DIAGNOSTICS + VARIANTS)}")
 
 
 def split_folds(samples, split: str, folds: int = 1, seed: int = 0,

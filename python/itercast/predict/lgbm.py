@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from itercast.predict.forest import NativeBooster
 from itercast.predict.roofline import Roofline
-from itercast.predict.rows import all_pairs, one_pair_per_op, op_sums, rows_of
+from itercast.predict.rows import all_pairs, central_pair_per_op, one_pair_per_op, op_sums, rows_of
 
 # 150 rounds at 0.1 matched 300 at 0.08 in by-architecture error on the CPU collection, at half the time.
 DEFAULT_ROUNDS = 150
@@ -21,6 +22,9 @@ DEFAULT_PARAMS = {
     "num_threads": 0,
 }
 OBJECTIVES = ("l2", "log")
+LABELS = ("duration", "gap")
+# Which rows predict an op: every covering window (averaged), or only the most central one.
+PREDICT_ROWS = {"all": all_pairs, "central": central_pair_per_op}
 
 
 def to_target(ns: np.ndarray, objective: str) -> np.ndarray:
@@ -35,17 +39,24 @@ def from_target(values: np.ndarray, objective: str) -> np.ndarray:
 
 
 class WindowLGBM:
-    """Predicts each op's duration and gap from its window; sums per iteration."""
+    """Predicts each op's duration and gap from its window; sums per iteration.
+
+    Training uses lightgbm; prediction scores the trained boosters natively
+    (:class:`NativeBooster`), so a loaded model predicts without lightgbm.
+    """
 
     name = "lightgbm"
 
     def __init__(self, objective: str = "log", rounds: int = DEFAULT_ROUNDS, params: dict | None = None, seed: int = 0,
-                 rows: str = "one", roofline: bool = True):
+                 rows: str = "one", predict_rows: str = "all", roofline: bool = True):
         if objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {OBJECTIVES}")
+        if predict_rows not in PREDICT_ROWS:
+            raise ValueError(f"predict_rows must be one of {tuple(PREDICT_ROWS)}")
         self.objective, self.rounds, self.seed, self.rows = objective, rounds, seed, rows
+        self.predict_rows = predict_rows
         self.params = {**DEFAULT_PARAMS, **(params or {}), "seed": seed}
-        self.boosters: dict[str, object] = {}
+        self.boosters: dict[str, NativeBooster] = {}
         # Durations are learnt as a correction to this prior, which extrapolates to larger ops.
         self.roofline: Roofline | None = None
         self.use_roofline = roofline
@@ -64,11 +75,12 @@ class WindowLGBM:
             target = to_target(values, self.objective)
             init = self._prior(label, rows.x)
             if client is not None:
-                self.boosters[label] = _fit_on_dask(client, rows.x, target, init, self.params, self.rounds)
+                booster = _fit_on_dask(client, rows.x, target, init, self.params, self.rounds)
             else:
                 data = lightgbm.Dataset(rows.x, target, init_score=init, free_raw_data=True)
-                self.boosters[label] = lightgbm.train({**self.params, "objective": "regression"}, data,
-                                                      num_boost_round=self.rounds)
+                booster = lightgbm.train({**self.params, "objective": "regression"}, data,
+                                         num_boost_round=self.rounds)
+            self.boosters[label] = NativeBooster.from_booster(booster, label)
         return self
 
     def _prior(self, label: str, x: np.ndarray) -> np.ndarray | None:
@@ -83,25 +95,28 @@ class WindowLGBM:
         return from_target(raw if prior is None else raw + prior, self.objective)
 
     def predict_op_time(self, samples) -> np.ndarray:
-        """Per sample: summed predicted duration + gap of its ops, ns."""
-        rows = rows_of(samples, all_pairs)
-        total = sum(self._predict(label, rows.x) for label in ("duration", "gap"))
+        """Per sample: summed predicted duration + gap of its ops, ns.
+
+        Every row is scored: byte-identical rows are rare (on the CPU collection none, as the
+        window's start position is a feature), so finding them (:func:`unique_rows`) costs more than it saves.
+        """
+        rows = rows_of(samples, PREDICT_ROWS[self.predict_rows])
+        total = sum(self._predict(label, rows.x) for label in LABELS)
         return op_sums(rows, total, len(samples))
 
     def to_dict(self) -> dict:
         return {"objective": self.objective, "rounds": self.rounds, "seed": self.seed, "rows": self.rows,
-                "params": self.params, "roofline": self.roofline.to_list() if self.roofline is not None else None,
-                "boosters": {label: booster.model_to_string() for label, booster in self.boosters.items()}}
+                "predict_rows": self.predict_rows, "params": self.params,
+                "roofline": self.roofline.to_list() if self.roofline is not None else None,
+                "boosters": {label: booster.model_text for label, booster in self.boosters.items()}}
 
     @classmethod
     def from_dict(cls, data: dict) -> "WindowLGBM":
-        import lightgbm
-
         model = cls(data["objective"], data["rounds"], data["params"], data["seed"], data.get("rows", "one"),
-                    roofline=data.get("roofline") is not None)
+                    data.get("predict_rows", "all"), roofline=data.get("roofline") is not None)
         if model.use_roofline:
             model.roofline = Roofline.from_list(data["roofline"])
-        model.boosters = {label: lightgbm.Booster(model_str=text) for label, text in data["boosters"].items()}
+        model.boosters = {label: NativeBooster(text, label) for label, text in data["boosters"].items()}
         return model
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from itercast.errors import ItercastError
 from itercast.features import DEFAULT_STRIDE, DEFAULT_WIDTH, Windows, timeline_and_windows
 from itercast.predict.dataset import Dataset, TraceSample, featurise
+from itercast.predict.forest import ModelTextError
 from itercast.predict.lgbm import DEFAULT_ROUNDS, WindowLGBM
 from itercast.predict.rows import recorded_ops
 from itercast.timeline import FEATURE_SCHEMA_VERSION, Timeline, canonical_names
@@ -249,7 +250,11 @@ class Predictor:
         predictor = cls(document["width"], document["stride"], document["objective"], document["rounds"],
                         seed=document.get("seed", 0))
         for key, entry in document["hardware"].items():
+            try:
+                window_model = WindowLGBM.from_dict(entry["window_model"])
+            except ModelTextError as error:
+                raise ItercastError(f"{path}: target {key!r}: {error}") from None
             predictor.models[key] = HardwareModel(
-                key, WindowLGBM.from_dict(entry["window_model"]), entry["head_tail_ns"],
+                key, window_model, entry["head_tail_ns"],
                 Reconciliation(**entry["reconciliation"]), set(entry["vocabulary"]), entry.get("summary", {}))
         return predictor

@@ -40,26 +40,49 @@ class Rows:
     sample: np.ndarray  # (rows,) which TraceSample the row came from
 
 
-def _neighbour(blocks: np.ndarray, window: np.ndarray, position: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    block = blocks[window, np.clip(position, 0, blocks.shape[1] - 1)]
-    out = np.stack([block[:, 0], np.argmax(block[:, 1:][:, _CLASS_COLUMNS], axis=1).astype(np.float32),
-                    block[:, 1 + _LOG_FLOPS], block[:, 1 + _LOG_BYTES]], axis=1)
-    out[~valid] = 0
+# One slice when the class one-hot columns are contiguous (they are): argmax reads it without a copy.
+_CLASS_SLICE = (slice(_CLASS_COLUMNS[0], _CLASS_COLUMNS[-1] + 1)
+                if _CLASS_COLUMNS == list(range(_CLASS_COLUMNS[0], _CLASS_COLUMNS[-1] + 1)) else _CLASS_COLUMNS)
+COLUMNS = F + AGGREGATES + 2 * len(NEIGHBOUR_FEATURES) + 3
+
+
+def _compact(blocks: np.ndarray) -> np.ndarray:
+    """(windows, width, 4): each slot's neighbour view (is_op, class, log_flops, log_bytes)."""
+    out = np.empty(blocks.shape[:2] + (len(NEIGHBOUR_FEATURES),), dtype=np.float32)
+    out[..., 0] = blocks[..., 0]
+    out[..., 1] = np.argmax(blocks[..., 1:][..., _CLASS_SLICE], axis=-1)
+    out[..., 2] = blocks[..., 1 + _LOG_FLOPS]
+    out[..., 3] = blocks[..., 1 + _LOG_BYTES]
     return out
 
 
 def window_rows(windows: Windows, pairs: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """Feature rows for the given (window, position) pairs."""
+    """Feature rows for the given (window, position) pairs.
+
+    Written into one preallocated array: at ~4 rows per op this is a good part of
+    prediction time, and neighbours are read from a compact per-slot view rather
+    than from whole gathered feature blocks.
+    """
     window, position = pairs
     width = windows.width
     blocks = windows.x[:, : width * (F + 1)].reshape(len(windows), width, F + 1)
     count = windows.index[window, 2]
-    own = blocks[window, position, 1:]
-    aggregates = windows.x[window, width * (F + 1): width * (F + 1) + AGGREGATES]
-    previous = _neighbour(blocks, window, position - 1, position > 0)
-    following = _neighbour(blocks, window, position + 1, position + 1 < count)
-    where = np.stack([position, count, position / np.maximum(count, 1)], axis=1).astype(np.float32)
-    return np.hstack([own, aggregates, previous, following, where]).astype(np.float32, copy=False)
+    out = np.empty((len(window), COLUMNS), dtype=np.float32)
+    out[:, :F] = blocks[window, position, 1:]
+    at = F + AGGREGATES
+    out[:, F:at] = windows.x[window, width * (F + 1): width * (F + 1) + AGGREGATES]
+    compact = _compact(blocks)
+    k = len(NEIGHBOUR_FEATURES)
+    out[:, at: at + k] = compact[window, np.maximum(position - 1, 0)]
+    out[position <= 0, at: at + k] = 0
+    at += k
+    out[:, at: at + k] = compact[window, np.minimum(position + 1, width - 1)]
+    out[position + 1 >= count, at: at + k] = 0
+    at += k
+    out[:, at] = position
+    out[:, at + 1] = count
+    out[:, at + 2] = position / np.maximum(count, 1)
+    return out
 
 
 def all_pairs(windows: Windows) -> tuple[np.ndarray, np.ndarray]:
@@ -78,6 +101,22 @@ def one_pair_per_op(windows: Windows, rng: np.random.Generator) -> tuple[np.ndar
     return window[keep], position[keep]
 
 
+def central_pair_per_op(windows: Windows) -> tuple[np.ndarray, np.ndarray]:
+    """Each op once, in the covering window where it sits nearest the middle (the earlier window on a tie).
+
+    A quarter of the rows of :func:`all_pairs` at stride 3, for prediction; the middle
+    of a window is that of its ops, (count - 1) / 2, so short last windows count too.
+    """
+    window, position = all_pairs(windows)
+    op = windows.index[window, 1] + position
+    off_centre = np.abs(2 * position - (windows.index[window, 2] - 1))
+    order = np.lexsort((window, off_centre, op))
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = op[order][1:] != op[order][:-1]
+    keep = order[first]
+    return window[keep], position[keep]
+
+
 def rows_of(samples, pairs_of) -> Rows:
     """Stacks the rows of many samples; ``pairs_of(windows)`` picks the (window, position) pairs."""
     xs, durations, gaps, ops, owners = [], [], [], [], []
@@ -89,8 +128,8 @@ def rows_of(samples, pairs_of) -> Rows:
         gaps.append(windows.y[window, position, 1])
         ops.append(windows.index[window, 1] + position)
         owners.append(np.full(len(window), index))
-    return Rows(np.vstack(xs), np.concatenate(durations), np.concatenate(gaps), np.concatenate(ops),
-                np.concatenate(owners))
+    x = xs[0] if len(xs) == 1 else np.vstack(xs)  # one sample (online prediction): no 3 MB copy
+    return Rows(x, np.concatenate(durations), np.concatenate(gaps), np.concatenate(ops), np.concatenate(owners))
 
 
 def recorded_ops(windows: Windows) -> float:

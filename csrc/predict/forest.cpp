@@ -1,0 +1,700 @@
+#include "predict/forest.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <thread>
+
+namespace itercast::predict {
+namespace {
+
+// LightGBM's kZeroThreshold: its dense-row reader drops |x| <= this, so such values predict as 0.
+constexpr float kZeroThreshold = 1e-35f;
+constexpr std::uint32_t kLeaf = 32;  // node flag: a leaf's sink (both children point to itself)
+
+struct Line {
+    std::string_view text;
+    std::size_t number;  // 1-based
+};
+
+class Lines {
+public:
+    explicit Lines(std::string_view text) : text_(text) {}
+    bool next(Line& line) {
+        if (pos_ >= text_.size()) return false;
+        std::size_t end = text_.find('\n', pos_);
+        if (end == std::string_view::npos) end = text_.size();
+        std::string_view s = text_.substr(pos_, end - pos_);
+        if (!s.empty() && s.back() == '\r') s.remove_suffix(1);
+        pos_ = end + 1;
+        line = {s, ++number_};
+        return true;
+    }
+    std::size_t number() const { return number_; }
+
+private:
+    std::string_view text_;
+    std::size_t pos_ = 0;
+    std::size_t number_ = 0;
+};
+
+[[noreturn]] void fail(std::size_t line, const std::string& what) {
+    throw ForestError("LightGBM model text, line " + std::to_string(line) + ": " + what);
+}
+
+std::string excerpt(std::string_view s) {
+    return std::string(s.substr(0, 60)) + (s.size() > 60 ? "..." : "");
+}
+
+template <class T>
+T parse_number(std::string_view token, std::size_t line, std::string_view key) {
+    T value{};
+    const char* first = token.data();
+    const char* last = token.data() + token.size();
+    if (!token.empty() && token.front() == '+') ++first;
+    auto [ptr, ec] = std::from_chars(first, last, value);
+    if (ec != std::errc() || ptr != last) {
+        fail(line, std::string(key) + ": '" + excerpt(token) + "' is not a number");
+    }
+    return value;
+}
+
+template <class T>
+std::vector<T> parse_array(std::string_view value, std::size_t line, std::string_view key) {
+    std::vector<T> out;
+    std::size_t i = 0;
+    while (i < value.size()) {
+        while (i < value.size() && value[i] == ' ') ++i;
+        if (i >= value.size()) break;
+        std::size_t j = i;
+        while (j < value.size() && value[j] != ' ') ++j;
+        out.push_back(parse_number<T>(value.substr(i, j - i), line, key));
+        i = j;
+    }
+    return out;
+}
+
+struct Field {
+    std::string_view value;
+    std::size_t line = 0;
+    bool present = false;
+};
+
+struct TreeText {
+    std::size_t line = 0;  // of "Tree=k"
+    Field num_leaves, num_cat, split_feature, threshold, decision_type, left_child, right_child,
+        leaf_value, is_linear, leaf_const, num_features, leaf_features, leaf_coeff, cat_boundaries,
+        cat_threshold;
+
+    Field* field(std::string_view key) {
+        if (key == "num_leaves") return &num_leaves;
+        if (key == "num_cat") return &num_cat;
+        if (key == "split_feature") return &split_feature;
+        if (key == "threshold") return &threshold;
+        if (key == "decision_type") return &decision_type;
+        if (key == "left_child") return &left_child;
+        if (key == "right_child") return &right_child;
+        if (key == "leaf_value") return &leaf_value;
+        if (key == "is_linear") return &is_linear;
+        if (key == "leaf_const") return &leaf_const;
+        if (key == "num_features") return &num_features;
+        if (key == "leaf_features") return &leaf_features;
+        if (key == "leaf_coeff") return &leaf_coeff;
+        if (key == "cat_boundaries") return &cat_boundaries;
+        if (key == "cat_threshold") return &cat_threshold;
+        return nullptr;
+    }
+};
+
+template <class T>
+std::vector<T> array_of(const TreeText& tree, const Field& f, std::string_view key, std::size_t count) {
+    if (!f.present) {
+        if (count == 0) return {};
+        fail(tree.line, "tree lacks '" + std::string(key) + "'");
+    }
+    std::vector<T> values = parse_array<T>(f.value, f.line, key);
+    if (values.size() != count) {
+        fail(f.line, std::string(key) + " has " + std::to_string(values.size()) + " values, expected " +
+                         std::to_string(count));
+    }
+    return values;
+}
+
+template <class T>
+T scalar_of(const TreeText& tree, const Field& f, std::string_view key) {
+    if (!f.present) fail(tree.line, "tree lacks '" + std::string(key) + "'");
+    return parse_number<T>(f.value, f.line, key);
+}
+
+// The largest float <= t: for any float x, x <= t exactly when x <= round_down(t).
+float round_down(double t) {
+    if (std::isnan(t)) return std::numeric_limits<float>::quiet_NaN();
+    if (t >= static_cast<double>(std::numeric_limits<float>::max())) return std::numeric_limits<float>::max();
+    if (t < -static_cast<double>(std::numeric_limits<float>::max())) return -std::numeric_limits<float>::infinity();
+    float f = static_cast<float>(t);
+    if (static_cast<double>(f) > t) f = std::nextafter(f, -std::numeric_limits<float>::infinity());
+    return f;
+}
+
+}  // namespace
+
+Forest Forest::parse(std::string_view text) {
+    Forest forest;
+    Lines lines(text);
+    Line line{{}, 0};
+    // ---- header ----
+    while (lines.next(line) && line.text.empty()) {
+    }
+    if (line.number == 0 || line.text != "tree") {
+        fail(line.number ? line.number : 1, "expected 'tree' (a LightGBM model_to_string() text), found '" +
+                                                excerpt(line.text) + "'");
+    }
+    bool have_max_feature = false;
+    bool in_trees = false;
+    while (lines.next(line)) {
+        std::string_view s = line.text;
+        if (s.rfind("Tree=", 0) == 0) {
+            in_trees = true;
+            break;
+        }
+        if (s == "end of trees") break;
+        if (s == "average_output") {
+            forest.average_output_ = true;
+            continue;
+        }
+        std::size_t eq = s.find('=');
+        if (eq == std::string_view::npos) continue;
+        std::string_view key = s.substr(0, eq), value = s.substr(eq + 1);
+        if (key == "num_class" && parse_number<int>(value, line.number, key) != 1) {
+            fail(line.number, "num_class=" + std::string(value) + ": only single-output regression models are read");
+        }
+        if (key == "num_tree_per_iteration" && parse_number<int>(value, line.number, key) != 1) {
+            fail(line.number, "num_tree_per_iteration=" + std::string(value) +
+                                  ": only single-output regression models are read");
+        }
+        if (key == "objective") forest.objective_ = std::string(value.substr(0, value.find(' ')));
+        if (key == "max_feature_idx") {
+            int max_feature = parse_number<int>(value, line.number, key);
+            if (max_feature < -1 || max_feature >= (1 << 23)) {
+                fail(line.number, "max_feature_idx=" + std::string(value) + " is out of range");
+            }
+            forest.num_features_ = max_feature + 1;
+            have_max_feature = true;
+        }
+    }
+    if (!have_max_feature) fail(line.number, "the header lacks max_feature_idx");
+    if (!in_trees) fail(line.number, "no 'Tree=' section: the model has no trees");
+
+    // ---- trees ----
+    bool ended = false;
+    while (!ended) {
+        TreeText tree;
+        tree.line = line.number;
+        {
+            std::string_view id = line.text.substr(5);
+            if (parse_number<long>(id, line.number, "Tree") != static_cast<long>(forest.roots_.size())) {
+                fail(line.number, "expected Tree=" + std::to_string(forest.roots_.size()) + ", found '" +
+                                      excerpt(line.text) + "'");
+            }
+        }
+        bool next_tree = false;
+        while (lines.next(line)) {
+            std::string_view s = line.text;
+            if (s.empty()) continue;
+            if (s.rfind("Tree=", 0) == 0) {
+                next_tree = true;
+                break;
+            }
+            if (s == "end of trees") {
+                ended = true;
+                break;
+            }
+            std::size_t eq = s.find('=');
+            if (eq == std::string_view::npos) fail(line.number, "expected key=value, found '" + excerpt(s) + "'");
+            if (Field* f = tree.field(s.substr(0, eq))) *f = {s.substr(eq + 1), line.number, true};
+        }
+        if (!next_tree && !ended) fail(lines.number(), "the text ends inside Tree=" +
+                                                           std::to_string(forest.roots_.size()) +
+                                                           " (no 'end of trees')");
+
+        // -- one tree into the flat arrays --
+        const int leaves = scalar_of<int>(tree, tree.num_leaves, "num_leaves");
+        if (leaves < 1 || leaves > (1 << 24)) fail(tree.num_leaves.line, "num_leaves must be >= 1");
+        const std::size_t inner = static_cast<std::size_t>(leaves - 1);
+        const int num_cat = tree.num_cat.present ? scalar_of<int>(tree, tree.num_cat, "num_cat") : 0;
+        if (num_cat < 0) fail(tree.num_cat.line, "num_cat must be >= 0");
+        auto split_feature = array_of<int>(tree, tree.split_feature, "split_feature", inner);
+        auto threshold = array_of<double>(tree, tree.threshold, "threshold", inner);
+        auto decision_type = array_of<int>(tree, tree.decision_type, "decision_type", inner);
+        auto left = array_of<int>(tree, tree.left_child, "left_child", inner);
+        auto right = array_of<int>(tree, tree.right_child, "right_child", inner);
+        auto leaf_value = array_of<double>(tree, tree.leaf_value, "leaf_value", static_cast<std::size_t>(leaves));
+        const bool linear = tree.is_linear.present && scalar_of<int>(tree, tree.is_linear, "is_linear") != 0;
+        std::vector<double> leaf_const, coeff;
+        std::vector<int> counts, features;
+        if (linear) {
+            leaf_const = array_of<double>(tree, tree.leaf_const, "leaf_const", static_cast<std::size_t>(leaves));
+            counts = array_of<int>(tree, tree.num_features, "num_features", static_cast<std::size_t>(leaves));
+            std::size_t total = 0;
+            for (int c : counts) {
+                if (c < 0) fail(tree.num_features.line, "num_features: negative count");
+                total += static_cast<std::size_t>(c);
+            }
+            features = array_of<int>(tree, tree.leaf_features, "leaf_features", total);
+            coeff = array_of<double>(tree, tree.leaf_coeff, "leaf_coeff", total);
+            for (int f : features) {
+                if (f < 0 || f >= forest.num_features_) {
+                    fail(tree.leaf_features.line, "leaf_features: feature " + std::to_string(f) +
+                                                      " is outside 0.." + std::to_string(forest.num_features_ - 1));
+                }
+            }
+            forest.has_linear_ = true;
+        }
+        std::vector<int> cat_boundaries;
+        std::vector<std::uint32_t> cat_threshold;
+        if (num_cat > 0) {
+            cat_boundaries = array_of<int>(tree, tree.cat_boundaries, "cat_boundaries",
+                                           static_cast<std::size_t>(num_cat) + 1);
+            if (!tree.cat_threshold.present) fail(tree.line, "tree lacks 'cat_threshold'");
+            cat_threshold = parse_array<std::uint32_t>(tree.cat_threshold.value, tree.cat_threshold.line,
+                                                       "cat_threshold");
+            if (cat_boundaries.front() != 0 ||
+                cat_boundaries.back() != static_cast<int>(cat_threshold.size()) ||
+                !std::is_sorted(cat_boundaries.begin(), cat_boundaries.end())) {
+                fail(tree.cat_boundaries.line, "cat_boundaries do not delimit the " +
+                                                   std::to_string(cat_threshold.size()) + " cat_threshold words");
+            }
+        }
+
+        // Nodes in depth-first order, each leaf followed by its sink; check it is a tree.
+        const std::size_t leaf_base = forest.leaf_value_.size();
+        std::vector<char> seen_inner(inner, 0), seen_leaf(static_cast<std::size_t>(leaves), 0);
+        struct Pending {
+            int child;          // LightGBM index: >= 0 inner, < 0 ~leaf
+            std::int64_t slot;  // where to write our node index: node*2 + (0 left, 1 right); -1 root
+            int depth;
+        };
+        std::vector<Pending> stack{{leaves > 1 ? 0 : ~0, -1, 0}};
+        int max_depth = 0;
+        std::int32_t root = 0;
+        while (!stack.empty()) {
+            Pending p = stack.back();
+            stack.pop_back();
+            const auto index = static_cast<std::int32_t>(forest.nodes_.size());
+            if (p.slot < 0) {
+                root = index;
+            } else {
+                Node& parent = forest.nodes_[static_cast<std::size_t>(p.slot >> 1)];
+                (p.slot & 1 ? parent.right : parent.left) = index;
+            }
+            Node node{};
+            if (p.child < 0) {
+                const int leaf = ~p.child;
+                if (leaf >= leaves || seen_leaf[static_cast<std::size_t>(leaf)]) {
+                    fail(tree.left_child.line, "Tree=" + std::to_string(forest.roots_.size()) +
+                                                   ": child ~" + std::to_string(leaf) +
+                                                   (leaf >= leaves ? " is not a leaf of it" : " is reached twice"));
+                }
+                seen_leaf[static_cast<std::size_t>(leaf)] = 1;
+                node.threshold = 0.0f;
+                node.feature_flags = kLeaf;
+                node.left = node.right = index;
+                forest.nodes_.push_back(node);
+                forest.node_leaf_.push_back(static_cast<std::int32_t>(leaf_base + static_cast<std::size_t>(leaf)));
+                max_depth = std::max(max_depth, p.depth);
+                continue;
+            }
+            const auto k = static_cast<std::size_t>(p.child);
+            if (k >= inner || seen_inner[k]) {
+                fail(tree.left_child.line, "Tree=" + std::to_string(forest.roots_.size()) + ": child " +
+                                               std::to_string(p.child) +
+                                               (k >= inner ? " is not a node of it" : " is reached twice"));
+            }
+            seen_inner[k] = 1;
+            const int feature = split_feature[k];
+            if (feature < 0 || feature >= forest.num_features_) {
+                fail(tree.split_feature.line, "split_feature " + std::to_string(feature) + " is outside 0.." +
+                                                  std::to_string(forest.num_features_ - 1));
+            }
+            const int dt = decision_type[k];
+            const int missing = (dt >> 2) & 3;
+            if (dt < 0 || dt > 15 || missing == 3) {
+                fail(tree.decision_type.line, "decision_type " + std::to_string(dt) + " is not one LightGBM writes");
+            }
+            std::uint32_t flags = 0;
+            const bool default_left = dt & 2;
+            if (default_left) flags |= kDefaultLeft;
+            if (dt & 1) {
+                flags |= kCategorical;
+                const double c = threshold[k];
+                if (!(c >= 0) || c >= num_cat || c != std::floor(c)) {
+                    fail(tree.threshold.line, "categorical split " + std::to_string(k) + ": threshold " +
+                                                  std::to_string(c) + " is not a category set of this tree");
+                }
+                const auto cat = static_cast<std::size_t>(c);
+                node.cat = static_cast<std::uint32_t>(forest.cat_ranges_.size() / 2);
+                forest.cat_ranges_.push_back(
+                    static_cast<std::uint32_t>(forest.cat_bits_.size() + static_cast<std::size_t>(cat_boundaries[cat])));
+                forest.cat_ranges_.push_back(static_cast<std::uint32_t>(cat_boundaries[cat + 1] - cat_boundaries[cat]));
+                if (missing == 2) flags |= kNanMissing;
+                forest.has_categorical_ = true;
+                forest.has_special_ = true;
+            } else {
+                node.threshold = round_down(threshold[k]);
+                if (missing == 1) {
+                    flags |= kZeroMissing;
+                    if (default_left) flags |= kNanLeft;
+                    forest.has_special_ = true;
+                } else if (missing == 2) {
+                    flags |= kNanMissing;
+                    if (default_left) flags |= kNanLeft;
+                } else if (0.0 <= threshold[k]) {
+                    flags |= kNanLeft;  // NaN reads as 0
+                }
+            }
+            node.feature_flags = static_cast<std::uint32_t>(feature) << 8 | flags;
+            forest.nodes_.push_back(node);
+            forest.node_leaf_.push_back(-1);
+            const std::int64_t me = static_cast<std::int64_t>(index) * 2;
+            // right pushed first so that the left subtree follows its parent
+            stack.push_back({right[k], me + 1, p.depth + 1});
+            stack.push_back({left[k], me, p.depth + 1});
+        }
+        if (std::find(seen_inner.begin(), seen_inner.end(), 0) != seen_inner.end() ||
+            std::find(seen_leaf.begin(), seen_leaf.end(), 0) != seen_leaf.end()) {
+            fail(tree.left_child.line, "Tree=" + std::to_string(forest.roots_.size()) +
+                                           ": some nodes or leaves are not reachable from the root");
+        }
+        forest.roots_.push_back(root);
+        forest.depth_.push_back(max_depth);
+        if (num_cat > 0) forest.cat_bits_.insert(forest.cat_bits_.end(), cat_threshold.begin(), cat_threshold.end());
+        forest.leaf_value_.insert(forest.leaf_value_.end(), leaf_value.begin(), leaf_value.end());
+        for (int l = 0; l < leaves; ++l) {
+            forest.leaf_const_.push_back(linear ? leaf_const[static_cast<std::size_t>(l)]
+                                                : leaf_value[static_cast<std::size_t>(l)]);
+            if (forest.linear_begin_.empty()) forest.linear_begin_.push_back(0);
+            forest.linear_begin_.push_back(forest.linear_begin_.back());
+        }
+        if (linear) {
+            std::size_t at = 0;
+            for (int l = 0; l < leaves; ++l) {
+                const auto c = static_cast<std::size_t>(counts[static_cast<std::size_t>(l)]);
+                forest.linear_feature_.insert(forest.linear_feature_.end(), features.begin() + static_cast<long>(at),
+                                              features.begin() + static_cast<long>(at + c));
+                forest.linear_coeff_.insert(forest.linear_coeff_.end(), coeff.begin() + static_cast<long>(at),
+                                            coeff.begin() + static_cast<long>(at + c));
+                at += c;
+                forest.linear_begin_[leaf_base + static_cast<std::size_t>(l) + 1] =
+                    static_cast<std::uint32_t>(forest.linear_feature_.size());
+            }
+        }
+        if (forest.nodes_.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max() / 2)) {
+            fail(tree.line, "too many nodes");
+        }
+    }
+    forest.build_fast_nodes();
+    forest.build_bit_splits();
+    return forest;
+}
+
+void Forest::build_bit_splits() {
+    bit_splits_.clear();
+    bit_begin_.assign(1, 0);
+    bit_leaf_base_.clear();
+    bit_leaf_value_.clear();
+    bits_ok_ = !has_linear_;
+    for (std::int32_t root : roots_) {
+        // Depth-first, left first: leaves come in left-to-right order, numbered so from 0.
+        bit_leaf_base_.push_back(static_cast<std::uint32_t>(bit_leaf_value_.size()));
+        int leaves = 0;
+        std::vector<std::pair<std::int32_t, int>> stack{{root, 0}};  // (node, 0 enter / 1 left done)
+        std::vector<int> left_start;  // per open split: its first leaf number
+        std::vector<std::size_t> open;
+        while (!stack.empty()) {
+            auto [index, phase] = stack.back();
+            stack.pop_back();
+            const Node& node = nodes_[static_cast<std::size_t>(index)];
+            if (node.feature_flags & kLeaf) {
+                bit_leaf_value_.push_back(leaf_value_[static_cast<std::size_t>(node_leaf_[static_cast<std::size_t>(index)])]);
+                ++leaves;
+                continue;
+            }
+            if (phase == 0) {
+                open.push_back(bit_splits_.size());
+                left_start.push_back(leaves);
+                bit_splits_.push_back({static_cast<std::uint32_t>((node.feature_flags >> 8) * kGroup),
+                                       node.threshold, 0});
+                stack.push_back({index, 1});
+                stack.push_back({node.left, 0});
+            } else {
+                // the left subtree's leaves are [left_start, leaves): a failed test clears them
+                const int lo = left_start.back(), hi = leaves;
+                left_start.pop_back();
+                std::uint64_t left = 0;
+                for (int l = lo; l < hi && l < 64; ++l) left |= std::uint64_t{1} << l;
+                bit_splits_[open.back()].keep = ~left;
+                open.pop_back();
+                stack.push_back({node.right, 0});
+            }
+        }
+        if (leaves > 64) bits_ok_ = false;
+        bit_begin_.push_back(static_cast<std::uint32_t>(bit_splits_.size()));
+    }
+    if (!bits_ok_) {
+        bit_splits_.clear();
+        bit_begin_.clear();
+        bit_leaf_base_.clear();
+        bit_leaf_value_.clear();
+    }
+}
+
+void Forest::build_fast_nodes() {
+    fast_.clear();
+    fast_roots_.clear();
+    std::vector<std::pair<std::int32_t, std::int32_t>> queue;  // (node, its slot), breadth first
+    for (std::int32_t root : roots_) {
+        const auto top = static_cast<std::int32_t>(fast_.size());
+        fast_roots_.push_back(top);
+        fast_.push_back({});
+        queue.assign(1, {root, top});
+        for (std::size_t q = 0; q < queue.size(); ++q) {
+            const auto [index, slot] = queue[q];
+            const Node& node = nodes_[static_cast<std::size_t>(index)];
+            if (node.feature_flags & kLeaf) {
+                fast_[static_cast<std::size_t>(slot)] = {std::numeric_limits<float>::infinity(), 0, slot,
+                                                         node_leaf_[static_cast<std::size_t>(index)]};
+                continue;
+            }
+            const auto pair = static_cast<std::int32_t>(fast_.size());
+            fast_.resize(fast_.size() + 2);
+            fast_[static_cast<std::size_t>(slot)] = {
+                node.threshold, static_cast<std::uint32_t>((node.feature_flags >> 8) * kGroup), pair, -1};
+            queue.push_back({node.left, pair});
+            queue.push_back({node.right, pair + 1});
+        }
+    }
+}
+
+bool Forest::identity_output() const {
+    static const char* const identity[] = {"regression", "regression_l1", "huber", "fair", "quantile", "mape", "custom"};
+    for (const char* name : identity) {
+        if (objective_ == name) return true;
+    }
+    return objective_.empty();
+}
+
+// ---- evaluation ----
+
+inline bool go_left(const Forest::Node& node, float x, const std::uint32_t* cat_ranges,
+                    const std::uint32_t* cat_bits) {
+    const std::uint32_t flags = node.feature_flags;
+    if (flags & Forest::kCategorical) {
+        // LightGBM: NaN, negative and (on x86) out-of-int-range values go right
+        if (std::isnan(x) || x <= -1.0f || x >= 2147483648.0f) return false;
+        const auto value = static_cast<std::uint32_t>(static_cast<std::int32_t>(x));
+        const std::uint32_t begin = cat_ranges[2 * node.cat], words = cat_ranges[2 * node.cat + 1];
+        const std::uint32_t word = value / 32;
+        return word < words && ((cat_bits[begin + word] >> (value % 32)) & 1u);
+    }
+    if (std::isnan(x)) return flags & Forest::kNanLeft;
+    if ((flags & Forest::kZeroMissing) && x == 0.0f) return flags & Forest::kDefaultLeft;
+    return x <= node.threshold;
+}
+
+double Forest::leaf_output(std::int32_t leaf, const float* row) const {
+    if (!has_linear_) return leaf_value_[static_cast<std::size_t>(leaf)];
+    const std::uint32_t begin = linear_begin_[static_cast<std::size_t>(leaf)];
+    const std::uint32_t end = linear_begin_[static_cast<std::size_t>(leaf) + 1];
+    double output = leaf_const_[static_cast<std::size_t>(leaf)];
+    for (std::uint32_t i = begin; i < end; ++i) {
+        const float x = row[linear_feature_[i]];
+        if (std::isnan(x)) return leaf_value_[static_cast<std::size_t>(leaf)];
+        output += linear_coeff_[i] * static_cast<double>(x);
+    }
+    return output;
+}
+
+template <bool General>
+void Forest::score_rows(const float* block, std::size_t rows, double* out) const {
+    // The general path (NaN in the rows, zero-as-missing or categorical splits, linear leaves).
+    // G rows walk each tree in lockstep: G independent load chains for the core to overlap.
+    // A group stops when all its rows sit in sinks; at worst after the tree's depth.
+    // (Measured on the CPU collection's boosters: G=16 with that early stop beat fixed-depth
+    // walks of 4, 8 or 16 rows, 32 rows, and one row at a time, by 7-30%.)
+    constexpr std::size_t G = 16;
+    const std::size_t f = static_cast<std::size_t>(num_features_);
+    const Node* nodes = nodes_.data();
+    const std::size_t trees = roots_.size();
+    for (std::size_t r0 = 0; r0 < rows; r0 += G) {
+        const std::size_t g_count = std::min(G, rows - r0);
+        const float* row[G];
+        for (std::size_t g = 0; g < G; ++g) row[g] = block + (r0 + std::min(g, g_count - 1)) * f;
+        double sum[G] = {};
+        for (std::size_t t = 0; t < trees; ++t) {
+            std::int32_t n[G];
+            for (std::size_t g = 0; g < G; ++g) n[g] = roots_[t];
+            const int depth = depth_[t];
+            for (int d = 0; d < depth; ++d) {
+                std::uint32_t active = 0;
+                for (std::size_t g = 0; g < G; ++g) {
+                    const Node& node = nodes[n[g]];
+                    const float x = row[g][node.feature_flags >> 8];
+                    active |= ~node.feature_flags & kLeaf;
+                    if constexpr (General) {
+                        if (node.feature_flags & kLeaf) continue;
+                        n[g] = go_left(node, x, cat_ranges_.data(), cat_bits_.data()) ? node.left : node.right;
+                    } else {
+                        n[g] = x <= node.threshold ? node.left : node.right;
+                    }
+                }
+                if (!active) break;
+            }
+            // trees in order, as LightGBM adds them
+            for (std::size_t g = 0; g < G; ++g) {
+                sum[g] += leaf_output(node_leaf_[static_cast<std::size_t>(n[g])], row[g]);
+            }
+        }
+        for (std::size_t g = 0; g < g_count; ++g) out[r0 + g] = sum[g];
+    }
+}
+
+// A fast path for trees of more than 64 leaves: G rows (feature-major) through every tree; the
+// step is branch-free, n[] can live in registers, and the group stops once every row sits in a
+// sink. On the CPU collection's boosters (3,598 rows, 2 x 150 trees) 12.6 -> 11.1 ms CPU with the
+// early stop, against 17.6 ms for the general path; G=16 beat 8 and 32. Bit sets
+// (score_group_bits), for trees of up to 64 leaves, take 6.5 ms.
+void Forest::score_group_fast(const float* transposed, double* sum) const {
+    constexpr std::size_t G = kGroup;
+    const FastNode* nodes = fast_.data();
+    const std::size_t trees = roots_.size();
+    for (std::size_t t = 0; t < trees; ++t) {
+        std::int32_t n[G];
+        for (std::size_t g = 0; g < G; ++g) n[g] = fast_roots_[t];
+        const int depth = depth_[t];
+        for (int d = 0; d < depth; ++d) {
+            std::int32_t active = 0;
+#pragma GCC unroll 16
+            for (std::size_t g = 0; g < G; ++g) {
+                const FastNode& node = nodes[n[g]];
+                active |= node.leaf;
+                n[g] = node.base + (transposed[node.offset + g] > node.threshold);
+            }
+            if (active >= 0) break;
+        }
+        for (std::size_t g = 0; g < G; ++g) sum[g] += leaf_value_[static_cast<std::size_t>(nodes[n[g]].leaf)];
+    }
+}
+
+// 16 rows at once: a row's 64-bit leaf set is kept as two 32-bit halves, one vector of 16 lanes
+// each, so the comparison's lanes mask both directly (GCC/Clang vector extensions: SSE2, AVX2 or
+// AVX-512 code chosen at load time on x86-64).
+typedef float F32x16 __attribute__((vector_size(64)));
+typedef std::int32_t I32x16 __attribute__((vector_size(64)));
+static_assert(Forest::kGroup == 16, "score_group_bits handles 16 rows");
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)  // ifunc dispatch
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void Forest::score_group_bits(const float* transposed, double* sum) const {
+    const BitSplit* splits = bit_splits_.data();
+    const std::size_t trees = roots_.size();
+    for (std::size_t t = 0; t < trees; ++t) {
+        I32x16 low = ~I32x16{}, high = ~I32x16{};
+        for (std::uint32_t j = bit_begin_[t]; j < bit_begin_[t + 1]; ++j) {
+            F32x16 x;
+            std::memcpy(&x, transposed + splits[j].offset, sizeof x);
+            const I32x16 pass = ~(x > splits[j].threshold);  // all ones where the row goes left
+            low &= static_cast<std::int32_t>(static_cast<std::uint32_t>(splits[j].keep)) | pass;
+            high &= static_cast<std::int32_t>(static_cast<std::uint32_t>(splits[j].keep >> 32)) | pass;
+        }
+        const double* values = bit_leaf_value_.data() + bit_leaf_base_[t];
+        for (std::size_t g = 0; g < kGroup; ++g) {
+            const auto lo = static_cast<std::uint32_t>(low[g]);
+            const int leaf = lo ? __builtin_ctz(lo) : 32 + __builtin_ctz(static_cast<std::uint32_t>(high[g]));
+            sum[g] += values[leaf];
+        }
+    }
+}
+
+void Forest::predict_block(const float* x, std::size_t rows, std::size_t row_stride, double* out,
+                           const std::int64_t* select) const {
+    constexpr std::size_t B = 32;  // rows copied per block: 32 x 214 floats stay in L1
+    const std::size_t f = static_cast<std::size_t>(num_features_);
+    const bool plain = !has_special_ && !has_linear_;  // fast paths unless a row holds NaN
+    std::vector<float> block(B * std::max<std::size_t>(f, 1));
+    std::vector<float> transposed(kGroup * std::max<std::size_t>(f, 1));
+    auto source_row = [&](std::size_t i) {
+        return x + (select ? static_cast<std::size_t>(select[i]) : i) * row_stride;
+    };
+    for (std::size_t r0 = 0; r0 < rows; r0 += B) {
+        const std::size_t n = std::min(B, rows - r0);
+        bool any_nan = false;
+        if (plain) {
+            // Each group of 16 rows is copied feature-major straight from x, read as LightGBM reads it.
+            for (std::size_t g0 = 0; g0 < n && !any_nan; g0 += kGroup) {
+                const std::size_t count = std::min(kGroup, n - g0);
+                bool nan = false;
+                for (std::size_t g = 0; g < kGroup; ++g) {  // short groups repeat their last row
+                    const float* in = source_row(r0 + g0 + std::min(g, count - 1));
+                    for (std::size_t j = 0; j < f; ++j) {
+                        const float v = in[j];
+                        nan |= v != v;
+                        transposed[j * kGroup + g] = std::fabs(v) <= kZeroThreshold ? 0.0f : v;
+                    }
+                }
+                if (nan) {
+                    any_nan = true;  // the whole block takes the general path
+                    break;
+                }
+                double sum[kGroup] = {};
+                if (bits_ok_) {
+                    score_group_bits(transposed.data(), sum);
+                } else {
+                    score_group_fast(transposed.data(), sum);
+                }
+                for (std::size_t g = 0; g < count; ++g) out[r0 + g0 + g] = sum[g];
+            }
+            if (!any_nan) continue;
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+            const float* in = source_row(r0 + i);
+            float* dst = block.data() + i * f;
+            for (std::size_t j = 0; j < f; ++j) {
+                const float v = in[j];
+                any_nan |= v != v;
+                dst[j] = std::fabs(v) <= kZeroThreshold ? 0.0f : v;
+            }
+        }
+        if (has_special_ || any_nan) {
+            score_rows<true>(block.data(), n, out + r0);
+        } else {
+            score_rows<false>(block.data(), n, out + r0);  // linear leaves
+        }
+    }
+}
+
+void Forest::predict(const float* x, std::size_t rows, std::size_t row_stride, double* out,
+                     const std::int64_t* select, int threads) const {
+    constexpr std::size_t kRowsPerThread = 2048;
+    std::size_t parts = threads > 1 ? std::min<std::size_t>(static_cast<std::size_t>(threads), rows / kRowsPerThread) : 1;
+    if (parts <= 1) {
+        predict_block(x, rows, row_stride, out, select);
+        return;
+    }
+    std::vector<std::thread> workers;
+    const std::size_t chunk = (rows + parts - 1) / parts;
+    for (std::size_t p = 1; p < parts; ++p) {
+        const std::size_t begin = p * chunk, end = std::min(rows, begin + chunk);
+        if (begin >= end) break;
+        workers.emplace_back([=] {
+            predict_block(select ? x : x + begin * row_stride, end - begin, row_stride, out + begin,
+                          select ? select + begin : nullptr);
+        });
+    }
+    predict_block(x, std::min(rows, chunk), row_stride, out, select);
+    for (auto& w : workers) w.join();
+}
+
+}  // namespace itercast::predict

@@ -1,0 +1,124 @@
+#pragma once
+// A tree-ensemble evaluator for LightGBM regression models, read from
+// LightGBM's text model format (Booster.model_to_string()).
+//
+// Scores equal LightGBM's raw scores (booster.predict(x, raw_score=True)) for
+// float32 rows: numerical splits with their missing-value rules, categorical
+// bitset splits, linear-tree leaves, average_output. Only single-output
+// models (num_class=1, one tree per iteration) are read.
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace itercast::predict {
+
+// Malformed or unsupported model text; what() says what and where (line).
+class ForestError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+class Forest {
+public:
+    static Forest parse(std::string_view text);
+
+    int num_features() const { return num_features_; }
+    int num_trees() const { return static_cast<int>(roots_.size()); }
+    int num_nodes() const { return static_cast<int>(nodes_.size()); }
+    bool average_output() const { return average_output_; }
+    // The objective's name ("regression", "huber", ...): the first word of objective=, "" if absent.
+    const std::string& objective() const { return objective_; }
+    // Whether LightGBM's predict() without raw_score returns the raw score (averaged when
+    // average_output): true for objectives whose output conversion is the identity.
+    bool identity_output() const;
+    bool has_categorical() const { return has_categorical_; }
+    bool has_linear() const { return has_linear_; }
+
+    // Raw scores (LightGBM's raw_score=True: the sum over trees, never averaged) of `rows` float32 rows, `row_stride` floats apart; out[i] for row i.
+    // If `select` is not null, scores rows select[0..rows) of x instead (out[i] for row select[i]).
+    // `threads` > 1 splits the rows between that many std::threads when they are many.
+    void predict(const float* x, std::size_t rows, std::size_t row_stride, double* out,
+                 const std::int64_t* select = nullptr, int threads = 1) const;
+
+    // Node layout: 16 bytes, depth-first; each leaf is a sink node whose children are itself,
+    // so that a tree is walked in exactly depth_ steps with no test for having arrived.
+    struct Node {
+        union {
+            float threshold;     // numerical: go left iff x <= threshold (rounded down to float)
+            std::uint32_t cat;   // categorical: index into cat_ranges_
+        };
+        std::uint32_t feature_flags;  // feature << 8 | flags
+        std::int32_t left;
+        std::int32_t right;
+    };
+    enum : std::uint32_t {
+        kCategorical = 1,
+        kDefaultLeft = 2,
+        kZeroMissing = 4,  // zero (and NaN) take the default direction
+        kNanMissing = 8,   // NaN takes the default direction
+        kNanLeft = 16,     // where NaN goes (derived from the above and the threshold)
+    };
+
+    // The fast path's layout (forests of plain numerical splits, rows without NaN): siblings
+    // adjacent, so a step is base + (x > threshold); a row group's features are stored
+    // feature-major, `offset` = feature * kGroup. Leaves are sinks: threshold +inf, base itself.
+    static constexpr std::size_t kGroup = 16;
+    struct FastNode {
+        float threshold;
+        std::uint32_t offset;
+        std::int32_t base;
+        std::int32_t leaf;  // global leaf index for sinks, -1 otherwise
+    };
+
+    // Bit-vector evaluation (QuickScorer, vectorised over rows) for forests whose trees all have
+    // <= 64 leaves: each split whose test fails (go right) clears the leaves of its left subtree
+    // from a row's 64-bit leaf set; the exit leaf is the leftmost left. Every split is tested,
+    // but for 16 rows at once and with no dependent loads.
+    struct BitSplit {
+        std::uint32_t offset;  // feature * kGroup
+        float threshold;
+        std::uint64_t keep;    // leaves kept when x > threshold: all but the left subtree's
+    };
+
+private:
+    void build_bit_splits();
+    void score_group_bits(const float* transposed, double* sum) const;
+    void build_fast_nodes();
+    void score_group_fast(const float* transposed, double* sum) const;
+    void predict_block(const float* x, std::size_t rows, std::size_t row_stride, double* out,
+                       const std::int64_t* select) const;
+    template <bool General>
+    void score_rows(const float* block, std::size_t rows, double* out) const;
+    double leaf_output(std::int32_t leaf, const float* row) const;
+
+    int num_features_ = 0;
+    std::string objective_;
+    bool average_output_ = false;
+    bool has_categorical_ = false;
+    bool has_linear_ = false;
+    bool has_special_ = false;  // any node needing more than `x <= threshold` on non-NaN rows
+    std::vector<Node> nodes_;
+    std::vector<FastNode> fast_;
+    bool bits_ok_ = false;                   // every tree has <= 64 leaves
+    std::vector<BitSplit> bit_splits_;
+    std::vector<std::uint32_t> bit_begin_;   // per tree: its splits [bit_begin_[t], bit_begin_[t + 1])
+    std::vector<std::uint32_t> bit_leaf_base_;  // per tree: where its leaves start in bit_leaf_value_
+    std::vector<double> bit_leaf_value_;        // leaf values, each tree's left to right
+    std::vector<std::int32_t> fast_roots_;
+    std::vector<std::int32_t> roots_;  // per tree: its root node (a leaf's sink for one-leaf trees)
+    std::vector<int> depth_;           // per tree: steps from the root to its deepest sink
+    std::vector<std::int32_t> node_leaf_;  // per node: global leaf index of a sink, -1 otherwise
+    std::vector<double> leaf_value_;
+    // linear leaves: leaf_const_ + sum coeff * x over [linear_begin_[l], linear_begin_[l + 1])
+    std::vector<double> leaf_const_;
+    std::vector<std::uint32_t> linear_begin_;
+    std::vector<std::int32_t> linear_feature_;
+    std::vector<double> linear_coeff_;
+    std::vector<std::uint32_t> cat_ranges_;  // pairs: begin, words into cat_bits_
+    std::vector<std::uint32_t> cat_bits_;
+};
+
+}  // namespace itercast::predict
