@@ -422,7 +422,9 @@ void parse_arg_fast(std::string_view key, Cursor& c, Event& e, StringTable& stri
             if (key_is(key, "device")) return read_int_field(c, e.device);
             break;
         case 10:
-            return parse_arg(key, c, e, strings, scratch);  // Input Dims, Input type: raw text
+            if (key_is(key, "Input Dims") || key_is(key, "Input dims") || key_is(key, "Input type"))
+                return parse_arg(key, c, e, strings, scratch);  // raw text
+            break;
         case 11:
             if (key_is(key, "External id") || key_is(key, "external id")) return read_int_field(c, e.external_id);
             if (key_is(key, "correlation")) return read_int_field(c, e.correlation);
