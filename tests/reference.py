@@ -30,12 +30,13 @@ def exact_ns(value) -> int:
 
 
 def exact_int(value) -> int:
+    """An integer field as the scanner reads it: integral and within int64, else MISSING."""
     if isinstance(value, bool):
         return MISSING
-    if isinstance(value, int):
-        return value
     if isinstance(value, Decimal) and value == value.to_integral_value():
-        return int(value)
+        value = int(value)
+    if isinstance(value, int) and -(2**63) <= value < 2**63:
+        return value
     return MISSING
 
 

@@ -205,9 +205,8 @@ uint8_t read_phase(Cursor& c, std::string& scratch) {
     return body.empty() ? 0 : static_cast<uint8_t>(body[0]);
 }
 
-}  // namespace
 
-void parse_event(Cursor& c, Event& e, StringTable& strings, EventScratch& scratch) {
+void parse_event_general(Cursor& c, Event& e, StringTable& strings, EventScratch& scratch) {
     for_each_member(c, scratch.key, [&](std::string_view key) {
         switch (key.size()) {
             case 2:
@@ -237,6 +236,274 @@ void parse_event(Cursor& c, Event& e, StringTable& strings, EventScratch& scratc
     });
 }
 
+// ---------------------------------------------------------------------------
+// Fast path for the usual shape of an event: plain keys under 16 bytes, plain
+// numbers, strings without escapes. It reads with few checks and returns
+// false at anything else (escapes in keys, exponents, long numbers, malformed
+// or cut-off input), and the caller then parses the event again with the
+// general readers above, which check every byte and word the errors. So on
+// any input the two paths give the same event or the general path's error.
+
+// Every member starts at least this far before the buffer's end, so a key
+// and the first bytes of its value are readable without further checks.
+constexpr ptrdiff_t kFastSlack = 64;
+
+// [-]digits[.digits] with at most 18 digits and no exponent: exact in uint64.
+struct PlainNumber {
+    uint64_t digits = 0;
+    ptrdiff_t fraction_digits = 0;
+    bool negative = false;
+};
+
+inline bool read_plain_number(const char*& p, const char* end, PlainNumber& out) {
+    const char* q = p;
+    out.negative = *q == '-';
+    q += out.negative;
+    const char* integer_start = q;
+    q = accumulate_digits(q, end, out.digits);
+    const ptrdiff_t integer_digits = q - integer_start;
+    if (q < end && *q == '.') {
+        const char* fraction_start = ++q;
+        q = accumulate_digits(q, end, out.digits);
+        out.fraction_digits = q - fraction_start;
+        if (out.fraction_digits == 0) return false;
+    }
+    if (integer_digits == 0 || integer_digits + out.fraction_digits > 18 || q >= end || *q == 'e' || *q == 'E')
+        return false;
+    p = q;
+    return true;
+}
+
+// Microseconds with up to 3 decimals -> nanoseconds; false where the general
+// reader must decide (rounding, overflow, null, not a number).
+inline bool read_time_ns_fast(Cursor& c, int64_t& out) {
+    static constexpr int64_t kScale[] = {1000, 100, 10, 1};
+    if (!starts_number(c.peek())) return false;
+    const char* p = c.p;
+    PlainNumber number;
+    if (!read_plain_number(p, c.end, number) || number.fraction_digits > 3) return false;
+    int64_t value;
+    if (__builtin_mul_overflow(static_cast<int64_t>(number.digits), kScale[number.fraction_digits], &value))
+        return false;
+    out = number.negative ? -value : value;
+    c.p = p;
+    return true;
+}
+
+// A plain integer; false for anything read_int must look at (fractions, strings...).
+inline bool read_int_fast(Cursor& c, int64_t& out) {
+    if (!starts_number(c.peek())) return false;
+    const char* p = c.p;
+    PlainNumber number;
+    if (!read_plain_number(p, c.end, number) || number.fraction_digits != 0) return false;
+    const auto value = static_cast<int64_t>(number.digits);
+    out = number.negative ? -value : value;
+    c.p = p;
+    return true;
+}
+
+// A string without escapes: interned; false otherwise.
+inline bool intern_string_fast(Cursor& c, StringTable& strings, int32_t& last, int32_t& out) {
+    if (c.peek() != '"') return false;
+    const char* p = c.p;
+    const char* close = find_quote_or_backslash(p + 1, c.end);
+    if (close == c.end || *close != '"') return false;
+    out = strings.intern_recent(std::string_view(p + 1, static_cast<size_t>(close - p - 1)), last);
+    c.p = close + 1;
+    return true;
+}
+
+inline void read_int_field(Cursor& c, int64_t& field) {
+    if (!read_int_fast(c, field)) field = read_int(c);
+}
+
+inline void read_time_field(Cursor& c, int64_t& field, const char* name) {
+    if (!read_time_ns_fast(c, field)) field = read_time_ns(c, name);
+}
+
+// cat and name: a string, else the value is skipped and the field left as it was.
+inline void read_string_field(Cursor& c, StringTable& strings, EventScratch& scratch, int32_t& last, int32_t& field) {
+    if (intern_string_fast(c, strings, last, field)) return;
+    if (c.peek() == '"') {
+        field = intern_string(c, strings, scratch.text, last);
+    } else {
+        c.skip_value();
+    }
+}
+
+inline void read_int_or_string_field(Cursor& c, StringTable& strings, EventScratch& scratch, uint8_t& flags,
+                                     uint8_t string_flag, int64_t& field) {
+    if (!read_int_fast(c, field)) field = read_int_or_string(c, strings, scratch, flags, string_flag);
+}
+
+// Moves past a value that no column takes: plain strings and numbers here, the rest by skip_value.
+inline void skip_value_fast(Cursor& c) {
+    const char* p = c.p = skip_space(c.p, c.end);
+    if (p == c.end) throw NeedMore{};
+    if (*p == '"') {
+        const char* close = find_quote_or_backslash(p + 1, c.end);
+        if (close != c.end && *close == '"') {
+            c.p = close + 1;
+            return;
+        }
+    } else if (starts_number(*p)) {
+        PlainNumber number;
+        if (read_plain_number(p, c.end, number)) {
+            c.p = p;
+            return;
+        }
+    }
+    c.skip_value();
+}
+
+// A key of under 16 bytes with no escape, with ':' right after: its text, and
+// c.p past the ':'. Empty data() where the general reader must look.
+inline std::string_view read_key_fast(const char* p) {
+    if (*p != '"') return {};
+    const char* body = p + 1;
+    const unsigned mask = quote_or_backslash_mask(body);
+    if (mask == 0) return {};
+    const unsigned length = static_cast<unsigned>(__builtin_ctz(mask));
+    if (body[length] != '"' || body[length + 1] != ':') return {};
+    return std::string_view(body, length);
+}
+
+// After a member's value: past ',' (true, another member follows) or '}'
+// (false, the object ends); throws NeedMore at anything else, for the caller to fall back.
+inline bool next_member(Cursor& c) {
+    const char* p = skip_space(c.p, c.end);
+    if (p == c.end) throw NeedMore{};
+    c.p = p + 1;
+    if (*p == ',') return true;
+    if (*p == '}') return false;
+    throw NeedMore{};
+}
+
+// Visits the members of the object at c.p ('{' there) with fast key reads;
+// `on_member(key)` reads the value. Throws NeedMore where the caller must fall back.
+template <class OnMember>
+void for_each_member_fast(Cursor& c, std::string& key_scratch, OnMember&& on_member) {
+    const char* p = skip_space(c.p + 1, c.end);
+    if (c.end - p < kFastSlack) throw NeedMore{};
+    if (*p == '}') {
+        c.p = p + 1;
+        return;
+    }
+    while (true) {
+        std::string_view key = read_key_fast(p);
+        if (key.data() != nullptr) {
+            c.p = key.data() + key.size() + 2;
+        } else {
+            c.p = p;
+            key = read_key(c, key_scratch);  // long or escaped keys, a space before ':'
+        }
+        on_member(key);
+        if (!next_member(c)) return;
+        p = skip_space(c.p, c.end);
+        if (c.end - p < kFastSlack) throw NeedMore{};
+    }
+}
+
+void parse_arg_fast(std::string_view key, Cursor& c, Event& e, StringTable& strings, EventScratch& scratch) {
+    switch (key.size()) {
+        case 3:
+            if (key_is(key, "cid")) return read_int_field(c, e.correlation);
+            break;
+        case 4:
+            if (key_is(key, "grid")) return parse_arg(key, c, e, strings, scratch);
+            break;
+        case 5:
+            if (key_is(key, "bytes")) return read_int_field(c, e.bytes);
+            if (key_is(key, "block")) return parse_arg(key, c, e, strings, scratch);
+            break;
+        case 6:
+            if (key_is(key, "stream"))
+                return read_int_or_string_field(c, strings, scratch, e.flags, kStreamIsString, e.stream);
+            if (key_is(key, "device")) return read_int_field(c, e.device);
+            break;
+        case 10:
+            if (key_is(key, "Input Dims") || key_is(key, "Input dims") || key_is(key, "Input type"))
+                return parse_arg(key, c, e, strings, scratch);  // raw text
+            break;
+        case 11:
+            if (key_is(key, "External id") || key_is(key, "external id")) return read_int_field(c, e.external_id);
+            if (key_is(key, "correlation")) return read_int_field(c, e.correlation);
+            break;
+        case 13:
+            if (key_is(key, "Fwd thread id")) return read_int_field(c, e.fwd_thread_id);
+            break;
+        case 15:
+            if (key_is(key, "Sequence number")) return read_int_field(c, e.sequence_number);
+            if (key_is(key, "Concrete Inputs")) return parse_arg(key, c, e, strings, scratch);
+            break;
+        default: break;
+    }
+    const char first = c.peek();
+    if (first == '"' || starts_number(first)) return skip_value_fast(c);
+    c.skip_value();  // containers and literals
+}
+
+void parse_event_member_fast(std::string_view key, Cursor& c, Event& e, StringTable& strings,
+                             EventScratch& scratch) {
+    switch (key.size()) {
+        case 2:
+            if (key[0] == 'p' && key[1] == 'h') {
+                const char* p = skip_space(c.p, c.end);
+                if (c.end - p >= 3 && p[0] == '"' && p[2] == '"' && p[1] != '\\' && p[1] != '"') {
+                    e.ph = static_cast<uint8_t>(p[1]);
+                    c.p = p + 3;
+                    return;
+                }
+                c.p = p;
+                return void(e.ph = read_phase(c, scratch.text));
+            }
+            if (key[0] == 't' && key[1] == 's') return read_time_field(c, e.ts_ns, "ts");
+            break;
+        case 3:
+            if (key_is(key, "cat")) {
+                return read_string_field(c, strings, scratch, scratch.last_cat, e.cat);
+            }
+            if (key_is(key, "dur")) return read_time_field(c, e.dur_ns, "dur");
+            if (key_is(key, "pid")) return read_int_or_string_field(c, strings, scratch, e.flags, kPidIsString, e.pid);
+            if (key_is(key, "tid")) return read_int_or_string_field(c, strings, scratch, e.flags, kTidIsString, e.tid);
+            break;
+        case 4:
+            if (key_is(key, "name")) {
+                return read_string_field(c, strings, scratch, scratch.last_name, e.name);
+            }
+            if (key_is(key, "args")) {
+                if (c.peek() != '{') return c.skip_value();
+                return for_each_member_fast(c, scratch.key, [&](std::string_view arg) { parse_arg_fast(arg, c, e, strings, scratch); });
+            }
+            break;
+        default: break;
+    }
+    skip_value_fast(c);
+}
+
+// The fast path over the event at c.p; false (c.p unmoved) where the general one must parse it.
+bool parse_event_fast(Cursor& c, Event& e, StringTable& strings, EventScratch& scratch) {
+    const char* start = c.p;
+    try {
+        for_each_member_fast(c, scratch.key, [&](std::string_view key) {
+            parse_event_member_fast(key, c, e, strings, scratch);
+        });
+        return true;
+    } catch (const NeedMore&) {
+    } catch (const ParseError&) {
+    }
+    c.p = start;
+    return false;
+}
+
+}  // namespace
+
+void parse_event(Cursor& c, Event& e, StringTable& strings, EventScratch& scratch) {
+    if (parse_event_fast(c, e, strings, scratch)) return;
+    e.reset(e.offset);  // the fast path may have filled some fields
+    parse_event_general(c, e, strings, scratch);
+}
+
 int64_t Scanner::offset_of(const char* p) const { return bytes_fed_ + (p - chunk_begin_); }
 
 void Scanner::fail_at(const char* p, const char* end, const std::string& message) const {
@@ -245,6 +512,7 @@ void Scanner::fail_at(const char* p, const char* end, const std::string& message
 
 void Scanner::feed(const char* data, size_t size) {
     chunk_begin_ = data;
+    prefetched_ = data;
     const char* p = data;
     const char* end = data + size;
     while (p < end) p = step(p, end);
@@ -332,6 +600,7 @@ const char* Scanner::scan_events(const char* p, const char* end) {
         if (c == ']' && state_ == State::kEventsFirst) return end_events_array(p + 1);
         if (c != '{') fail_at(p, end, "expected a trace event object");
 
+        prefetch_ahead(p, end);
         Cursor cursor(p, end, offset_of(p));
         event_.reset(cursor.offset());
         try {
@@ -343,6 +612,19 @@ const char* Scanner::scan_events(const char* p, const char* end) {
         p = cursor.p;
         state_ = State::kEventsAfter;
     }
+}
+
+// How far ahead of the event being parsed the scanner asks for the input's
+// cache lines. On the 2-core VM a plain SSE2 pass over an 87 MB trace streams
+// at 2.5 GB/s from memory against 12 GB/s from L2, so the scanner waits on
+// memory; prefetching 1-4 KiB ahead gave 5-8% (2 KiB chosen).
+constexpr ptrdiff_t kPrefetchBytes = 2048;
+
+// Prefetches the input up to kPrefetchBytes past p, each cache line once.
+void Scanner::prefetch_ahead(const char* p, const char* end) {
+    const char* until = end - p > kPrefetchBytes ? p + kPrefetchBytes : end;
+    if (prefetched_ < p) prefetched_ = p;
+    for (; prefetched_ < until; prefetched_ += 64) __builtin_prefetch(prefetched_);
 }
 
 const char* Scanner::end_events_array(const char* after) {

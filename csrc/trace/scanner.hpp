@@ -65,6 +65,7 @@ private:
     const char* step(const char* p, const char* end);
     const char* scan_events(const char* p, const char* end);
     const char* end_events_array(const char* after);
+    void prefetch_ahead(const char* p, const char* end);
     const char* start_carry(const char* p, const char* end);
     const char* continue_carry(const char* p, const char* end);
     void start_top_value();
@@ -84,6 +85,7 @@ private:
     bool skipping_value_ = false;
     int64_t bytes_fed_ = 0;
     const char* chunk_begin_ = nullptr;  // the chunk being fed, for offsets
+    const char* prefetched_ = nullptr;
     uint64_t events_ = 0;
     ValueSplitter splitter_;
     std::string carry_;
