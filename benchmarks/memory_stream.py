@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))  # shared_data
 
 DEFAULT_SOURCE = "hta/mtia_trace_single_rank/mtia_rank_0.json.gz"
 BLOCK_EVENTS = 20_000  # about 4 MB of MTIA events
@@ -85,7 +85,7 @@ def main() -> None:
         print(json.dumps(measure(args.child[0], int(args.child[1]))))
         return
 
-    from tests.conftest import shared_dir
+    from shared_data import shared_dir
 
     source = Path(args.source) if args.source else shared_dir() / "traces" / DEFAULT_SOURCE
     block_path = Path(f"/tmp/itercast-memory-stream-{os.getpid()}.block")
