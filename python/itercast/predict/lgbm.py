@@ -73,7 +73,8 @@ class WindowLGBM:
         self.roofline = Roofline.fit(rows.x, rows.duration) if self.use_roofline else None
         for label, values in (("duration", rows.duration), ("gap", rows.gap)):
             target = to_target(values, self.objective)
-            init = self._prior(label, rows.x)
+            prior = self.prior_score(label, rows.x)
+            init = prior if isinstance(prior, np.ndarray) else None  # LightGBM takes no scalar initial score
             if client is not None:
                 booster = _fit_on_dask(client, rows.x, target, init, self.params, self.rounds)
             else:
@@ -83,16 +84,14 @@ class WindowLGBM:
             self.boosters[label] = NativeBooster.from_booster(booster, label)
         return self
 
-    def _prior(self, label: str, x: np.ndarray) -> np.ndarray | None:
-        """The roofline prior in target space: the booster learns (and predicts) what it misses."""
+    def prior_score(self, label: str, x: np.ndarray) -> np.ndarray | float:
+        """The roofline prior in target space, which the booster's scores add to (0 for the gap)."""
         if label != "duration" or self.roofline is None:
-            return None
+            return 0.0
         return to_target(self.roofline.predict_ns(x), self.objective)
 
     def _predict(self, label: str, x: np.ndarray) -> np.ndarray:
-        raw = self.boosters[label].predict(x)
-        prior = self._prior(label, x)
-        return from_target(raw if prior is None else raw + prior, self.objective)
+        return from_target(self.boosters[label].predict(x) + self.prior_score(label, x), self.objective)
 
     def predict_op_time(self, samples) -> np.ndarray:
         """Per sample: summed predicted duration + gap of its ops, ns.
