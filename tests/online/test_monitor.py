@@ -1,4 +1,5 @@
 import logging
+import time
 
 import pytest
 from online_fixtures import TrainingJob
@@ -99,6 +100,23 @@ def test_under_a_budget_no_cycle_starts_before_the_last_prediction_is_in(model_p
     assert cycle_starts != list(range(2, 2 + 6 * len(cycle_starts), 6))
     for answered, next_start in zip(answered_at, cycle_starts[1:]):
         assert next_start >= answered
+
+
+def test_under_a_budget_the_steps_after_a_cycle_count_in_its_cost(model_path, monkeypatch):
+    costs = []
+    cycle_done = Cadence.cycle_done
+    monkeypatch.setattr(Cadence, "cycle_done",
+                        lambda self, cost_s, step_s: (costs.append(cost_s), cycle_done(self, cost_s, step_s)))
+    # The cycle profiles calls 70-72; the 20 steps from call 76 on run 10 ms slower, as a cold cache would.
+    monitor = Monitor(model_path, hardware="test-cpu-a", first=70, every=200, warmup=1, active=1, max_overhead=0.01)
+    job = TrainingJob()
+    with monitor:
+        for call in range(160):
+            job.step()
+            if 76 <= call < 96:
+                time.sleep(0.010)
+            monitor.step()
+    assert len(costs) == 1 and costs[0] >= 20 * 0.010 * 0.9
 
 
 def test_cycles_cannot_overlap():
