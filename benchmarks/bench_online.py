@@ -1,7 +1,7 @@
 """Overhead of the online Monitor: the same CPU training loop with and without it.
 
-Runs alternate (without, with, without, with, ...) so that load from other
-jobs on the machine falls on both sides. Reported: the median run's extra
+Runs alternate (without, with, with, without, ...) so that load from other
+jobs on the machine, and any drift of its speed, falls on both sides. Reported: the median run's extra
 wall time from the Monitor's start to the last step, profiled steps included;
 the training thread's extra CPU time (which other jobs' load inflates less);
 the CPU time of the Monitor's prediction process, which runs beside the
@@ -68,11 +68,16 @@ def measure(model: Path, spec: tuple[int, int, int], steps: int, pairs: int, eve
     job = TrainingJob(*spec)
     job.median_step_ms(10)  # warm up
     plain, monitored, predictions = [], [], 0
-    for _ in range(pairs):
-        plain.append(run_loop(job, steps, None))
-        monitor = Monitor(model, total_steps=steps, every=every)
-        monitored.append(run_loop(job, steps, monitor))
-        predictions += len(monitor.history)
+    for pair in range(pairs):
+        # Alternating which run goes first (ABBA) cancels a drift of the machine's speed over the
+        # session, which always-second monitored runs would take as overhead.
+        for monitored_run in ((False, True) if pair % 2 == 0 else (True, False)):
+            if not monitored_run:
+                plain.append(run_loop(job, steps, None))
+                continue
+            monitor = Monitor(model, total_steps=steps, every=every)
+            monitored.append(run_loop(job, steps, monitor))
+            predictions += len(monitor.history)
     result = {"step_ms": statistics.median(run[0] for run in plain) / steps * 1e3, "predictions": predictions,
               "worker_cpu_s": statistics.median(run[2] for run in monitored),
               "close_s": statistics.median(run[3] for run in monitored)}
@@ -85,15 +90,27 @@ def measure(model: Path, spec: tuple[int, int, int], steps: int, pairs: int, eve
     return result
 
 
+def mean_and_interval(values: list[float]) -> str:
+    """Mean ± half-width of a normal 95% interval (Student's t for few pairs)."""
+    if len(values) < 2:
+        return f"{values[0]:+.2f}%"
+    from scipy.stats import t
+
+    half = t.ppf(0.975, len(values) - 1) * statistics.stdev(values) / len(values) ** 0.5
+    return f"{statistics.mean(values):+.2f} ± {half:.2f}%"
+
+
 def report(results: dict[str, dict], steps: int, pairs: int) -> str:
     lines = ["| job | step ms | steps | runs | predictions | wall s without / with | wall overhead | "
-             "wall per pair | training-thread CPU s without / with | CPU overhead | CPU per pair | "
-             "prediction process CPU s | close s |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "wall per pair: mean ± 95% CI | wall per pair | training-thread CPU s without / with | CPU overhead | "
+             "CPU per pair | prediction process CPU s | close s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, r in results.items():
         wall_pairs = ", ".join(f"{p:+.1f}" for p in r["wall_pairs_pct"])
         cpu_pairs = ", ".join(f"{p:+.1f}" for p in r["cpu_pairs_pct"])
         lines.append(f"| {name} | {r['step_ms']:.2f} | {steps} | {pairs} + {pairs} | {r['predictions']} | "
-                     f"{r['wall_s'][0]:.2f} / {r['wall_s'][1]:.2f} | {r['wall_overhead_pct']:+.2f}% | {wall_pairs} | "
+                     f"{r['wall_s'][0]:.2f} / {r['wall_s'][1]:.2f} | {r['wall_overhead_pct']:+.2f}% | "
+                     f"{mean_and_interval(r['wall_pairs_pct'])} | {wall_pairs} | "
                      f"{r['cpu_s'][0]:.2f} / {r['cpu_s'][1]:.2f} | {r['cpu_overhead_pct']:+.2f}% | {cpu_pairs} | "
                      f"{r['worker_cpu_s']:.2f} | {r['close_s']:.2f} |")
     return "\n".join(lines)
