@@ -152,3 +152,12 @@ def test_the_reconciliation_keeps_a_positive_scale_and_a_cost_per_op():
     unprofiled = ops / 100
     fit = Reconciliation.fit(profiled, ops, unprofiled)
     assert fit.scale > 0.5 and fit.per_op_ms <= 0
+
+
+def test_train_cli_can_score_each_op_in_its_central_window_only(tiny_collection, dataset, tmp_path, capsys):
+    model = tmp_path / "central.itc"
+    assert main(["train", str(tiny_collection), "-o", str(model), "--rounds", "20", "--predict-rows", "central"]) == 0
+    loaded = Predictor.load(model)
+    assert loaded.predict_rows == "central"
+    assert {m.window_model.predict_rows for m in loaded.models.values()} == {"central"}
+    assert loaded.predict(dataset.configs[0].trace_path).predicted_ms > 0

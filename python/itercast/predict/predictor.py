@@ -142,13 +142,15 @@ class Predictor:
     """Iteration-time predictor, read like LightGBM's: fit / predict / save / load."""
 
     def __init__(self, width: int = DEFAULT_WIDTH, stride: int = DEFAULT_STRIDE, objective: str = "log",
-                 rounds: int = DEFAULT_ROUNDS, params: dict | None = None, seed: int = 0):
+                 rounds: int = DEFAULT_ROUNDS, params: dict | None = None, seed: int = 0, predict_rows: str = "all"):
         self.width, self.stride = width, stride
         self.objective, self.rounds, self.params, self.seed = objective, rounds, params, seed
+        # "all": each op from every window covering it, averaged (ETS); "central": its most central one.
+        self.predict_rows = predict_rows
         self.models: dict[str, HardwareModel] = {}
 
     def new_window_model(self) -> WindowLGBM:
-        return WindowLGBM(self.objective, self.rounds, self.params, self.seed)
+        return WindowLGBM(self.objective, self.rounds, self.params, self.seed, predict_rows=self.predict_rows)
 
     def fit(self, data: Dataset | list[TraceSample], client=None) -> "Predictor":
         """Trains one model per hardware key of the dataset (or of the given samples)."""
@@ -254,6 +256,7 @@ class Predictor:
                 window_model = WindowLGBM.from_dict(entry["window_model"])
             except ModelTextError as error:
                 raise ItercastError(f"{path}: target {key!r}: {error}") from None
+            predictor.predict_rows = window_model.predict_rows
             predictor.models[key] = HardwareModel(
                 key, window_model, entry["head_tail_ns"],
                 Reconciliation(**entry["reconciliation"]), set(entry["vocabulary"]), entry.get("summary", {}))
