@@ -102,3 +102,14 @@ def test_central_rows_round_trip_through_the_model_file(samples, tmp_path):
     loaded = next(iter(Predictor.load(tmp_path / "m.itc").models.values())).window_model
     assert loaded.predict_rows == "central"
     np.testing.assert_array_equal(loaded.predict_op_time(samples), model.predict_op_time(samples))
+
+
+def test_a_malformed_roofline_in_a_model_file_names_file_and_target(predictor, tmp_path):
+    path = tmp_path / "model.itc"
+    predictor.save(path)
+    document = json.loads(path.read_text())
+    key = next(iter(document["hardware"]))
+    document["hardware"][key]["window_model"]["roofline"] = [[1.0, 2.0, 3.0]]
+    path.write_text(json.dumps(document))
+    with pytest.raises(ItercastError, match=r"model.itc: target .*: roofline coefficients of shape"):
+        Predictor.load(path)

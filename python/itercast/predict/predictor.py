@@ -20,7 +20,6 @@ import numpy as np
 from itercast.errors import ItercastError
 from itercast.features import DEFAULT_STRIDE, DEFAULT_WIDTH, Windows, timeline_and_windows
 from itercast.predict.dataset import Dataset, TraceSample, featurise
-from itercast.predict.forest import ModelTextError
 from itercast.predict.lgbm import DEFAULT_ROUNDS, WindowLGBM
 from itercast.predict.rows import recorded_ops
 from itercast.timeline import FEATURE_SCHEMA_VERSION, Timeline, canonical_names
@@ -254,7 +253,7 @@ class Predictor:
         for key, entry in document["hardware"].items():
             try:
                 window_model = WindowLGBM.from_dict(entry["window_model"])
-            except ModelTextError as error:
+            except ValueError as error:  # ModelTextError (a booster's text) or a malformed roofline
                 raise ItercastError(f"{path}: target {key!r}: {error}") from None
             predictor.predict_rows = window_model.predict_rows
             predictor.models[key] = HardwareModel(
