@@ -161,7 +161,7 @@ class Monitor:
     def _step_cycle(self) -> bool:
         """Starts, steps or ends the Monitor's own profiling cycle; True if a profiler was involved."""
         if self._cycle is None:
-            if self._cycle_cost_s is not None or self._interval_profiled:  # the last cycle is still being paid for
+            if self._cycle_cost_s is not None:  # the last cycle (its stop, export and tail) is still being paid for
                 return False
             if self._cadence.max_overhead:
                 # Under a budget, no new cycle before the last one's prediction is in and paid for:
