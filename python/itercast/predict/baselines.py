@@ -10,10 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from itercast.predict.lgbm import DEFAULT_PARAMS, DEFAULT_ROUNDS, from_target, to_target
-from itercast.predict.rows import F, OP_FEATURES, one_pair_per_op, op_sums, rows_of
+from itercast.predict.rows import F, LOG_BYTES, LOG_FLOPS, one_pair_per_op, op_sums, rows_of
 
-_LOG_FLOPS = OP_FEATURES.index("log_flops")
-_LOG_BYTES = OP_FEATURES.index("log_bytes")
 
 
 def each_op_once(samples):
@@ -54,8 +52,8 @@ class OpBased:
 def iteration_totals(samples) -> np.ndarray:
     """(samples, 3): summed FLOPs, summed input bytes and op count of each iteration."""
     rows = each_op_once(samples)
-    flops = op_sums(rows, np.expm1(rows.x[:, _LOG_FLOPS].astype(np.float64)), len(samples))
-    bytes_ = op_sums(rows, np.expm1(rows.x[:, _LOG_BYTES].astype(np.float64)), len(samples))
+    flops = op_sums(rows, np.expm1(rows.x[:, LOG_FLOPS].astype(np.float64)), len(samples))
+    bytes_ = op_sums(rows, np.expm1(rows.x[:, LOG_BYTES].astype(np.float64)), len(samples))
     ops = np.array([s.op_count for s in samples], dtype=float)
     return np.stack([flops, bytes_, ops], axis=1)
 

@@ -18,26 +18,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from itercast.predict.rows import OP_FEATURES
+from itercast.predict.rows import CLASS_COLUMNS, LOG_BYTES, LOG_FLOPS, OP_FEATURES
 
-_CLASS_COLUMNS = [i for i, name in enumerate(OP_FEATURES) if name.startswith("class=")]
 _PHASE_COLUMNS = [OP_FEATURES.index(f"phase={phase}") for phase in ("forward", "backward", "optimizer")]
-_LOG_FLOPS = OP_FEATURES.index("log_flops")
-_LOG_BYTES = OP_FEATURES.index("log_bytes")
-GROUPS = len(_CLASS_COLUMNS) * len(_PHASE_COLUMNS)
+GROUPS = len(CLASS_COLUMNS) * len(_PHASE_COLUMNS)
 MIN_OPS_PER_GROUP = 10
 
 
 def group_of(x: np.ndarray) -> np.ndarray:
     """(op class, phase) group of each row; rows start with the op's own features."""
-    op_class = np.argmax(x[:, _CLASS_COLUMNS], axis=1)
+    op_class = np.argmax(x[:, CLASS_COLUMNS], axis=1)
     return op_class * len(_PHASE_COLUMNS) + np.argmax(x[:, _PHASE_COLUMNS], axis=1)
 
 
 def work(x: np.ndarray) -> np.ndarray:
     """(rows, 3): 1, FLOPs and bytes of each row's op."""
-    flops = np.expm1(x[:, _LOG_FLOPS].astype(np.float64))
-    bytes_ = np.expm1(x[:, _LOG_BYTES].astype(np.float64))
+    flops = np.expm1(x[:, LOG_FLOPS].astype(np.float64))
+    bytes_ = np.expm1(x[:, LOG_BYTES].astype(np.float64))
     return np.stack([np.ones(len(x)), flops, bytes_], axis=1)
 
 

@@ -17,10 +17,11 @@ from itercast.timeline import FEATURE_COLUMNS
 
 OP_FEATURES = [name for name, _ in FEATURE_COLUMNS]
 F = len(OP_FEATURES)
-_CLASS_COLUMNS = [i for i, name in enumerate(OP_FEATURES) if name.startswith("class=")]
-_LOG_FLOPS = OP_FEATURES.index("log_flops")
-_LOG_BYTES = OP_FEATURES.index("log_bytes")
-_LOG_NESTED_OPS = OP_FEATURES.index("log_nested_ops")
+# Column indices of op features that other modules read (the op block starts each row).
+CLASS_COLUMNS = [i for i, name in enumerate(OP_FEATURES) if name.startswith("class=")]
+LOG_FLOPS = OP_FEATURES.index("log_flops")
+LOG_BYTES = OP_FEATURES.index("log_bytes")
+LOG_NESTED_OPS = OP_FEATURES.index("log_nested_ops")
 AGGREGATES = 24
 NEIGHBOUR_FEATURES = ("is_op", "class", "log_flops", "log_bytes")
 
@@ -41,8 +42,8 @@ class Rows:
 
 
 # One slice when the class one-hot columns are contiguous (they are): argmax reads it without a copy.
-_CLASS_SLICE = (slice(_CLASS_COLUMNS[0], _CLASS_COLUMNS[-1] + 1)
-                if _CLASS_COLUMNS == list(range(_CLASS_COLUMNS[0], _CLASS_COLUMNS[-1] + 1)) else _CLASS_COLUMNS)
+_CLASS_SLICE = (slice(CLASS_COLUMNS[0], CLASS_COLUMNS[-1] + 1)
+                if CLASS_COLUMNS == list(range(CLASS_COLUMNS[0], CLASS_COLUMNS[-1] + 1)) else CLASS_COLUMNS)
 COLUMNS = F + AGGREGATES + 2 * len(NEIGHBOUR_FEATURES) + 3
 
 
@@ -51,8 +52,8 @@ def _compact(blocks: np.ndarray) -> np.ndarray:
     out = np.empty(blocks.shape[:2] + (len(NEIGHBOUR_FEATURES),), dtype=np.float32)
     out[..., 0] = blocks[..., 0]
     out[..., 1] = np.argmax(blocks[..., 1:][..., _CLASS_SLICE], axis=-1)
-    out[..., 2] = blocks[..., 1 + _LOG_FLOPS]
-    out[..., 3] = blocks[..., 1 + _LOG_BYTES]
+    out[..., 2] = blocks[..., 1 + LOG_FLOPS]
+    out[..., 3] = blocks[..., 1 + LOG_BYTES]
     return out
 
 
@@ -136,7 +137,7 @@ def recorded_ops(windows: Windows) -> float:
     """Ops the profiler recorded in these windows' iteration: each op and the framework ops nested in it."""
     window, position = all_pairs(windows)
     first = np.unique(windows.index[window, 1] + position, return_index=True)[1]
-    own = windows.x[window[first], position[first] * (F + 1) + 1 + _LOG_NESTED_OPS].astype(np.float64)
+    own = windows.x[window[first], position[first] * (F + 1) + 1 + LOG_NESTED_OPS].astype(np.float64)
     return float(np.sum(1.0 + np.rint(np.expm1(own))))  # counts, stored as float32 logs
 
 
