@@ -13,7 +13,6 @@ from itercast.predict.lgbm import DEFAULT_PARAMS, DEFAULT_ROUNDS, from_target, t
 from itercast.predict.rows import F, LOG_BYTES, LOG_FLOPS, one_pair_per_op, op_sums, rows_of
 
 
-
 def each_op_once(samples):
     """Rows with every op exactly once (an op's own features are the same in every window)."""
     rng = np.random.default_rng(0)
