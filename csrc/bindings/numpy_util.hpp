@@ -8,10 +8,11 @@
 
 namespace itercast::bindings {
 
-template <class T>
-pybind11::array_t<T> to_numpy(std::vector<T>&& values) {
-    auto* owned = new std::vector<T>(std::move(values));
-    pybind11::capsule owner(owned, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+template <class T, class Allocator>
+pybind11::array_t<T> to_numpy(std::vector<T, Allocator>&& values) {
+    using Vector = std::vector<T, Allocator>;
+    auto* owned = new Vector(std::move(values));
+    pybind11::capsule owner(owned, [](void* p) { delete static_cast<Vector*>(p); });
     return pybind11::array_t<T>(static_cast<pybind11::ssize_t>(owned->size()), owned->data(), owner);
 }
 

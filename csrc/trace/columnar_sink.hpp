@@ -3,12 +3,16 @@
 #include <vector>
 
 #include "trace/event.hpp"
+#include "trace/huge_page_allocator.hpp"
 
 namespace itercast::trace {
 
 class ColumnarSink : public EventSink {
 public:
-#define ITERCAST_DECLARE_COLUMN(type, field) std::vector<type> field;
+template <class T>
+    using Column = std::vector<T, HugePageAllocator<T>>;
+
+#define ITERCAST_DECLARE_COLUMN(type, field) Column<type> field;
     ITERCAST_EVENT_COLUMNS(ITERCAST_DECLARE_COLUMN)
 #undef ITERCAST_DECLARE_COLUMN
 
