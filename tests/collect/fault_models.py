@@ -28,3 +28,21 @@ def spec(name: str, error: str) -> ModelSpec:
 RAISING = spec("raising", "raise")
 SLEEPING = spec("sleeping", "sleep")
 EXHAUSTING = spec("exhausting", "oom")
+
+
+class DenormalProbe(nn.Module):
+    """Fails unless subnormal floats are flushed to zero while it trains."""
+
+    def __init__(self, features, num_classes):
+        super().__init__()
+        self.linear = nn.Linear(features, num_classes)
+
+    def forward(self, x):
+        from itercast.collect.measure import flushes_denormals
+
+        if not flushes_denormals():
+            raise RuntimeError("subnormals are not flushed during the measurement")
+        return self.linear(x)
+
+
+DENORMAL_PROBE = ModelSpec("denormal_probe", "mlp", "test", "tabular", "fault_models:DenormalProbe", (8,))
