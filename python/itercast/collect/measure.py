@@ -29,8 +29,8 @@ class Protocol:
     # Subnormal floats make CPU arithmetic 10-100x slower. On the collection's one fixed batch a
     # small model overfits (vgg11_bn at batch 2 reached a loss of 0.0) and its gradients turn
     # subnormal at some step: steps then jumped from 45 ms to 850 ms at random, and the profiled
-    # steps, which come last, measured 15x the un-profiled ones. Flushed to zero, as GPUs
-    # and real data make moot, steps stay at 40 ms.
+    # steps, which come last, measured 15x the un-profiled ones. Flushed to zero, its steps stay
+    # at 40 ms. Real data does not hold a loss at zero: the slow steps were the protocol's artefact.
     flush_denormal: bool = True
 
 
