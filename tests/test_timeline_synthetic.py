@@ -114,3 +114,21 @@ def test_a_recurrent_layers_backward_is_costed_from_its_output_gradient():
     backward = x("MkldnnRnnLayerBackward0", "cpu_op", 0, 100, **{"Input Dims": [[32, 2, 256], [], []]})
     timeline = read_timeline(json.dumps([backward]).encode())
     assert timeline.ops["flops"][0] == 2 * (2 * 32 * 2 * 8 * 256 * 256)
+
+
+def test_an_op_without_a_formula_sums_its_nested_ops_and_takes_the_first_shapes():
+    def op(name, ts, dur, **args):
+        return x(name, "cpu_op", ts, dur, **args)
+
+    events = [x("ProfilerStep#1", "user_annotation", 0, 200),
+              op("autograd::engine::evaluate_function: MmBackward0", 1, 100, **{"Sequence number": 4}),
+              op("MmBackward0", 5, 90),  # no formula and no shapes: its two matmuls stand for it
+              op("aten::mm", 10, 30, **{"Input Dims": [[32, 128], [128, 64]]}),
+              op("aten::mm", 50, 30, **{"Input Dims": [[128, 32], [32, 64]]}),
+              op("aten::add_", 96, 2, **{"Input Dims": [[64], [64]]}),
+              op("aten::relu", 120, 10, **{"Input Dims": [[16]]})]
+    timeline = read_timeline(json.dumps(events).encode())
+    assert timeline.ops["nested_ops"].tolist() == [4, 0]
+    assert timeline.ops["flops"].tolist() == [2 * (2 * 32 * 128 * 64) + 64, 16]
+    first_dims = timeline.strings[timeline.ops["input_dims"][0]]
+    assert json.loads(first_dims) == [[32, 128], [128, 64]]

@@ -136,7 +136,8 @@ void TimelineBuilder::finish() {
 // Outermost ops are those not inside another op of the same thread.
 void TimelineBuilder::nest_host_ops() {
     const size_t n = host_ops_.size();
-    std::vector<int32_t> order(n);
+    std::vector<int32_t>& order = nesting_order_;
+    order.resize(n);
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
         const HostOp& x = host_ops_[static_cast<size_t>(a)];
@@ -147,7 +148,6 @@ void TimelineBuilder::nest_host_ops() {
         return a < b;
     });
     root_of_.assign(n, -1);
-    children_.assign(n, {});
     roots_by_thread_.assign(thread_keys_.size(), {});
     std::vector<int32_t> stack;
     int32_t current_thread = -1;
@@ -164,7 +164,6 @@ void TimelineBuilder::nest_host_ops() {
         } else {
             op.parent = stack.back();
             root_of_[static_cast<size_t>(index)] = root_of_[static_cast<size_t>(stack.back())];
-            children_[static_cast<size_t>(stack.back())].push_back(index);
         }
         stack.push_back(index);
     }
@@ -215,7 +214,6 @@ void TimelineBuilder::adopt_orphan_launches() {
         group_annotation = annotation;
         host_ops_.push_back({call.start, call.end, call.thread, name, kMissing, -1, -1, -1});
         root_of_.push_back(group_op);
-        children_.emplace_back();
     }
     rebuild_roots_by_thread();
 }
@@ -433,19 +431,12 @@ void TimelineBuilder::label_iterations() {
 void TimelineBuilder::compute_features() {
     // Cost of a host op: its own formula when it has one, else its nested ops' summed.
     const size_t n = host_ops_.size();
-    std::vector<double> flops(n, 0), bytes(n, 0);
+    std::vector<double> flops(n, 0), bytes(n, 0), nested_flops(n, 0), nested_bytes(n, 0);
     std::vector<int32_t> descendants(n, 0);
     std::vector<int32_t> shaped(n, -1);  // the op itself or first nested op with shapes
+    std::vector<int32_t> first_shaped_child(n, -1);
     static const std::vector<DType> no_types;
-    // Children come after parents in nesting order, so walk host ops deepest-first.
-    std::vector<int32_t> order(n);
-    std::iota(order.begin(), order.end(), 0);
-    std::vector<int32_t> depth(n, 0);
-    for (size_t i = 0; i < n; ++i)
-        for (int32_t p = host_ops_[i].parent; p >= 0; p = host_ops_[static_cast<size_t>(p)].parent) ++depth[i];
-    std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return depth[static_cast<size_t>(a)] > depth[static_cast<size_t>(b)]; });
-    for (int32_t index : order) {
-        const auto i = static_cast<size_t>(index);
+    auto visit = [&](size_t i) {
         const HostOp& op = host_ops_[i];
         double own_flops = 0, own_bytes = 0;
         bool known = false;
@@ -455,19 +446,23 @@ void TimelineBuilder::compute_features() {
             const ConcreteInputs* concrete =
                 op.concrete_inputs >= 0 ? &inputs_.concrete(op.concrete_inputs, strings_.at(op.concrete_inputs)) : nullptr;
             known = estimate_cost(identity_of(op.name), dims, types, concrete, own_flops, own_bytes);
-            if (!dims.empty()) shaped[i] = index;
+            if (!dims.empty()) shaped[i] = static_cast<int32_t>(i);
         }
-        double child_flops = 0, child_bytes = 0;
-        for (int32_t child : children_[i]) {
-            const auto c = static_cast<size_t>(child);
-            child_flops += flops[c];
-            child_bytes += bytes[c];
-            descendants[i] += 1 + descendants[c];
-            if (shaped[i] < 0) shaped[i] = shaped[c];
-        }
-        flops[i] = known ? own_flops : child_flops;
-        bytes[i] = known ? own_bytes : child_bytes;
-    }
+        if (shaped[i] < 0) shaped[i] = first_shaped_child[i];
+        flops[i] = known ? own_flops : nested_flops[i];
+        bytes[i] = known ? own_bytes : nested_bytes[i];
+        if (op.parent < 0) return;
+        const auto parent = static_cast<size_t>(op.parent);
+        nested_flops[parent] += flops[i];
+        nested_bytes[parent] += bytes[i];
+        descendants[parent] += 1 + descendants[i];
+        // Children are visited last to first: the last one written is the first with shapes.
+        if (shaped[i] >= 0) first_shaped_child[parent] = shaped[i];
+    };
+    // Backwards through the nesting order, every op is complete before it is added to its
+    // parent. Ops adopted after nesting (orphan launches) are roots that nest nothing.
+    for (auto it = nesting_order_.rbegin(); it != nesting_order_.rend(); ++it) visit(static_cast<size_t>(*it));
+    for (size_t i = nesting_order_.size(); i < n; ++i) visit(i);
 
     const size_t width = feature_count();
     features_.assign(ops_.size() * width, 0.0f);

@@ -142,7 +142,7 @@ private:
     std::vector<int32_t> root_of_;              // host op -> its outermost op
     std::vector<int32_t> op_of_root_;           // host op index (root) -> index in ops_
     std::vector<std::vector<int32_t>> roots_by_thread_;  // sorted by start
-    std::vector<std::vector<int32_t>> children_;
+    std::vector<int32_t> nesting_order_;  // host ops by thread, start, longest first: parents before what they nest
     std::vector<int32_t> op_host_index_;        // ops_ -> host op
     std::vector<std::vector<std::pair<int64_t, int64_t>>> busy_intervals_;
 
