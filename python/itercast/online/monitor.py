@@ -50,28 +50,77 @@ TAIL_STEPS = 50
 # Half the 1% a user should not notice: what the Monitor cannot see (the prediction process's pressure
 # on shared caches and memory bandwidth) put a 6.7 ms MLP at 1.0% overhead with a 1% budget.
 DEFAULT_MAX_OVERHEAD = 0.005
+# While predictions stay within 2% from one cycle to the next, cycles spread out twice as far each
+# time, up to 32 times ``every`` (6,400 steps at the default ``every``).
+DEFAULT_BACKOFF = 2.0
+DEFAULT_STABLE_WITHIN = 0.02
+MAX_EVERY_TIMES = 32
 
 
 class Cadence:
     """When the Monitor's cycles start: first after ``first`` steps, then every ``every`` steps,
     or further apart when a cycle's cost (its steps' extra wall time, then the CPU time of its
     prediction once that is known) would exceed ``max_overhead`` of the wall time in between.
+
+    Profiling a job whose predictions no longer change tells nothing new, so while each cycle's
+    predicted iteration time agrees with the previous cycle's within ``stable_within`` (relative,
+    on every target) the spacing grows ``backoff`` times, up to ``max_every`` steps (default
+    ``32 * every``); a prediction that disagrees (other shapes, another phase) brings it back to
+    ``every``. The budget still applies: cycles are the larger of the two apart. ``backoff=1``
+    (or None) keeps the spacing at ``every``.
     """
 
-    def __init__(self, first: int, every: int, cycle_steps: int, max_overhead: float | None):
+    def __init__(self, first: int, every: int, cycle_steps: int, max_overhead: float | None,
+                 backoff: float | None = DEFAULT_BACKOFF, stable_within: float = DEFAULT_STABLE_WITHIN,
+                 max_every: int | None = None):
         if first < 0:
             raise ValueError("first must be >= 0")
         if every <= cycle_steps + 1:
             raise ValueError(f"every ({every}) must exceed warmup + active + 1 ({cycle_steps + 1})")
-        self.start, self.every, self.max_overhead = first, every, max_overhead
+        backoff = 1.0 if backoff is None else backoff
+        if not (1.0 <= backoff < math.inf):
+            raise ValueError(f"backoff ({backoff}) must be >= 1 (1 or None: cycles stay every {every} steps)")
+        if not (0.0 <= stable_within < math.inf):
+            raise ValueError(f"stable_within ({stable_within}) must be a relative tolerance >= 0")
+        max_every = MAX_EVERY_TIMES * every if max_every is None else max_every
+        if max_every < every:
+            raise ValueError(f"max_every ({max_every}) must be >= every ({every})")
+        self.first, self.every, self.max_overhead = first, every, max_overhead
+        self.backoff, self.stable_within, self.max_every = backoff, stable_within, max_every
+        self.spacing = every  # steps between cycles, before the budget
+        self._last_start: int | None = None  # where the last cycle was placed
+        self._cycle_paid_steps = 0  # steps the last cycle's own cost pays for
+        self._billed_steps = 0  # steps costs learnt later pay for
+        self._last_prediction: dict[str, float] | None = None
+
+    @property
+    def start(self) -> int:
+        """The step the next cycle starts at."""
+        if self._last_start is None:
+            return self.first + self._billed_steps
+        return self._last_start + max(self.spacing, self._cycle_paid_steps) + self._billed_steps
 
     def cycle_done(self, cost_s: float, step_s: float | None) -> None:
         """Places the next cycle, given what the last one cost the training beyond normal iterations."""
-        self.start += max(self.every, self._steps_paying_for(cost_s, step_s))
+        self._last_start = self.start
+        self._cycle_paid_steps, self._billed_steps = self._steps_paying_for(cost_s, step_s), 0
 
     def bill(self, cost_s: float, step_s: float | None) -> None:
         """Moves the next cycle further by a cost learnt later: a prediction's CPU time."""
-        self.start += self._steps_paying_for(cost_s, step_s)
+        self._billed_steps += self._steps_paying_for(cost_s, step_s)
+
+    def predicted(self, iteration_ms: dict[str, float]) -> None:
+        """Backs off or resets the spacing, given a cycle's predicted iteration time per target;
+        applies to the next cycle not yet started."""
+        previous, self._last_prediction = self._last_prediction, iteration_ms
+        if previous is not None and self._agree(previous, iteration_ms):
+            self.spacing = min(self.max_every, math.ceil(self.spacing * self.backoff))
+        else:
+            self.spacing = self.every
+
+    def _agree(self, previous: dict[str, float], current: dict[str, float]) -> bool:
+        return previous.keys() == current.keys() and all(
+            abs(current[key] - ms) <= self.stable_within * ms for key, ms in previous.items())
 
     def _steps_paying_for(self, cost_s: float, step_s: float | None) -> int:
         """Iterations whose wall time ``cost_s`` is ``max_overhead`` of."""
