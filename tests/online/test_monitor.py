@@ -22,7 +22,7 @@ def train(monitor: Monitor, steps: int) -> None:
 def test_monitor_predicts_every_profiled_step_for_every_target(model_path, caplog):
     seen = []
     monitor = Monitor(model_path, total_steps=30, first=3, every=10, warmup=1, active=2, max_overhead=None,
-                      on_prediction=seen.append)
+                      backoff=None, on_prediction=seen.append)
     with caplog.at_level(logging.INFO, logger="itercast.online"):
         train(monitor, 30)
     # Cycles start at steps 3, 13, 23: one warmup step, then two recorded ones.
@@ -191,6 +191,20 @@ def test_cadence_without_back_off_keeps_cycles_every_steps_apart(backoff):
 def test_cadence_rejects_bad_back_off_parameters(arguments, message):
     with pytest.raises(ValueError, match=message):
         Cadence(first=0, every=100, cycle_steps=4, max_overhead=None, **arguments)
+
+
+def test_cycles_spread_out_while_predictions_are_stable_and_close_up_when_the_job_changes(model_path):
+    monitor = Monitor(model_path, first=2, every=6, warmup=1, active=1, max_overhead=None, max_every=48)
+    small, large = TrainingJob(), TrainingJob(width=256, depth=1, batch=8)  # predicted ~15% apart
+    with monitor:
+        for call in range(240):
+            (small if call < 100 else large).step()
+            monitor.step()
+            monitor.flush()  # each answer in before the next step: the schedule does not depend on timing
+    cycle_starts = [record.step - 1 for record in monitor.history]
+    # Every 6 steps, then 12, 24, 48 (the cap) apart; the first cycle on the larger job (140) disagrees
+    # with the one before, so the next is 6 steps on, then they spread out again.
+    assert cycle_starts == [2, 8, 20, 44, 92, 140, 146, 158, 182, 230]
 
 
 def test_cycles_cannot_overlap():

@@ -4,8 +4,9 @@
 Monitor times every iteration (wall time between calls); every so often it
 starts a ``torch.profiler`` for one cycle of ``warmup`` + ``active`` steps and
 drops it afterwards, so between cycles a step costs a clock read and nothing
-else (a long-lived profiler's ``step()`` alone costs ~14 us here). With the
-caller's own profiler it steps that one instead.
+else (a long-lived profiler's ``step()`` alone costs ~14 us here). Cycles
+keep to an overhead budget and spread out while the predictions stay the same
+(:class:`Cadence`). With the caller's own profiler it steps that one instead.
 
 Where the trace goes: torch hands Kineto's trace out only as a file
 (``_ProfilerResult.save(path)``; the Python exporter in torch 2.13 is
@@ -137,9 +138,12 @@ class Monitor:
     ETAs. Without ``profiler`` the Monitor profiles ``warmup`` + ``active``
     steps, first after ``first`` steps, then every ``every`` steps, spaced
     further when needed to keep profiling under ``max_overhead`` of the wall
-    time. With ``profiler`` (a ``torch.profiler.profile`` the caller starts
-    and stops, on its own schedule) the Monitor steps it and predicts each
-    trace it produces, after the caller's own ``on_trace_ready``.
+    time, and ``backoff`` times further after each cycle whose predictions
+    agree with the last cycle's within ``stable_within``, up to ``max_every``
+    steps apart (see :class:`Cadence`). With ``profiler`` (a
+    ``torch.profiler.profile`` the caller starts and stops, on its own
+    schedule) the Monitor steps it and predicts each trace it produces, after
+    the caller's own ``on_trace_ready``.
 
     Each prediction lands in :attr:`history`, goes to ``on_prediction`` (called
     on the Monitor's reader thread) and is logged at INFO on the ``itercast.online`` logger.
@@ -148,7 +152,9 @@ class Monitor:
     def __init__(self, models: ModelLike | Iterable[ModelLike], *, hardware: str | Iterable[str] | None = None,
                  total_steps: int | None = None, every: int = 200, active: int = 3, warmup: int = 1,
                  first: int = 10, max_overhead: float | None = DEFAULT_MAX_OVERHEAD,
-                 on_prediction: Callable[[StepPrediction], None] | None = None, profiler=None):
+                 backoff: float | None = DEFAULT_BACKOFF, stable_within: float = DEFAULT_STABLE_WITHIN,
+                 max_every: int | None = None, on_prediction: Callable[[StepPrediction], None] | None = None,
+                 profiler=None):
         if active < 1 or warmup < 0:
             raise ValueError("need active >= 1 and warmup >= 0")
         self._models = [models] if isinstance(models, (Predictor, str, os.PathLike)) else list(models)
@@ -158,7 +164,8 @@ class Monitor:
         self.steps = 0
         self.warmup, self.active = warmup, active
         self._user_profiler = profiler
-        self._cadence = None if profiler is not None else Cadence(first, every, warmup + active, max_overhead)
+        self._cadence = None if profiler is not None else Cadence(first, every, warmup + active, max_overhead,
+                                                                  backoff, stable_within, max_every)
         self._cycle = None  # the Monitor's profiler while a cycle runs
         self._cycle_start = 0
         self._user_handler = None
@@ -170,6 +177,7 @@ class Monitor:
         self._tail_left = 0
         self._cycles = 0
         self._unbilled_prediction_s = 0.0  # prediction CPU time not yet counted in the cadence
+        self._unapplied_predictions: list[dict[str, float]] = []  # per cycle, not yet given to the cadence
         self._scratch: Path | None = None
         self._worker: subprocess.Popen | None = None
         self._reader: threading.Thread | None = None
@@ -212,13 +220,12 @@ class Monitor:
         if self._cycle is None:
             if self._cycle_cost_s is not None:  # the last cycle (its stop, export and tail) is still being paid for
                 return False
-            if self._cadence.max_overhead:
-                # Under a budget, no new cycle before the last one's prediction is in and paid for:
-                # on a busy machine the niced prediction process answers late, and cycles would pile up.
-                if self._pending:
-                    return False
-                if self._unbilled_prediction_s:  # set before _pending drops, so complete by now
-                    self._bill_predictions()
+            # Under a budget, no new cycle before the last one's prediction is in and paid for:
+            # on a busy machine the niced prediction process answers late, and cycles would pile up.
+            if self._cadence.max_overhead and self._pending:
+                return False
+            if self._unbilled_prediction_s or self._unapplied_predictions:  # both set before _pending drops
+                self._apply_answers()
             if self.steps + 1 < self._cadence.start:
                 return False
             from torch.profiler import profile, schedule
@@ -258,11 +265,16 @@ class Monitor:
                 self._cadence.cycle_done(self._cycle_cost_s, self.measured_s)
             self._cycle_cost_s = None
 
-    def _bill_predictions(self) -> None:
-        """Predicting runs beside the training, but on a busy machine it takes from it: counted too."""
+    def _apply_answers(self) -> None:
+        """Gives the cadence what the reader thread has learnt: each cycle's predicted iteration
+        time, and the CPU time predicting took (it runs beside the training, but on a busy machine
+        it takes from it)."""
         with self._answered:
             cost_s, self._unbilled_prediction_s = self._unbilled_prediction_s, 0.0
+            predictions, self._unapplied_predictions = self._unapplied_predictions, []
         self._cadence.bill(cost_s, self.measured_s)
+        for iteration_ms in predictions:
+            self._cadence.predicted(iteration_ms)
 
     @property
     def measured_s(self) -> float | None:
@@ -362,8 +374,11 @@ class Monitor:
         if "error" in answer:
             log.warning("itercast monitor: cannot predict a profiled cycle: %s", answer["error"])
             return
-        for fields in answer["records"]:
-            record = StepPrediction(**fields)
+        records = [StepPrediction(**fields) for fields in answer["records"]]
+        if records and self._cadence is not None:
+            with self._answered:
+                self._unapplied_predictions.append(_median_predicted_ms(records))
+        for record in records:
             self.history.append(record)
             log.info("itercast %s", record.describe())
             if self.on_prediction is not None:
@@ -371,6 +386,12 @@ class Monitor:
                     self.on_prediction(record)
                 except Exception:  # a failing callback must not stop the predictions
                     log.exception("itercast monitor: on_prediction raised")
+
+
+def _median_predicted_ms(records: list[StepPrediction]) -> dict[str, float]:
+    """A cycle's predicted iteration time per target: the median over its profiled steps."""
+    return {key: statistics.median(record.predicted_ms[key] for record in records)
+            for key in records[0].predicted_ms}
 
 
 def _scratch_parent() -> str | None:
