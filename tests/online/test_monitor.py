@@ -22,7 +22,7 @@ def train(monitor: Monitor, steps: int) -> None:
 def test_monitor_predicts_every_profiled_step_for_every_target(model_path, caplog):
     seen = []
     monitor = Monitor(model_path, total_steps=30, first=3, every=10, warmup=1, active=2, max_overhead=None,
-                      on_prediction=seen.append)
+                      backoff=None, on_prediction=seen.append)
     with caplog.at_level(logging.INFO, logger="itercast.online"):
         train(monitor, 30)
     # Cycles start at steps 3, 13, 23: one warmup step, then two recorded ones.
@@ -117,6 +117,94 @@ def test_under_a_budget_the_steps_after_a_cycle_count_in_its_cost(model_path, mo
                 time.sleep(0.010)
             monitor.step()
     assert len(costs) == 1 and costs[0] >= 20 * 0.010 * 0.9
+
+
+def test_cadence_backs_off_while_predictions_are_stable_up_to_the_cap():
+    cadence = Cadence(first=10, every=100, cycle_steps=4, max_overhead=None, max_every=500)
+    starts = []
+    for ms in [5.0, 5.05, 4.96, 5.0, 5.0, 5.0]:  # within 2% of the cycle before
+        starts.append(cadence.start)
+        cadence.cycle_done(cost_s=0.0, step_s=0.002)
+        cadence.predicted({"a": ms, "b": ms / 2})
+    # The first prediction has nothing to agree with; then 200, 400, then the cap.
+    assert starts == [10, 110, 310, 710, 1210, 1710]
+
+
+def test_cadence_defaults_back_off_twice_as_far_up_to_32_times_every():
+    cadence = Cadence(first=0, every=10, cycle_steps=4, max_overhead=None)
+    spacings = []
+    for _ in range(8):
+        cadence.cycle_done(cost_s=0.0, step_s=None)
+        cadence.predicted({"a": 1.0})
+        spacings.append(cadence.spacing)
+    assert spacings == [10, 20, 40, 80, 160, 320, 320, 320]
+
+
+def test_cadence_spacing_resets_when_a_prediction_changes():
+    cadence = Cadence(first=0, every=100, cycle_steps=4, max_overhead=None)
+    for _ in range(4):
+        cadence.cycle_done(cost_s=0.0, step_s=0.002)
+        cadence.predicted({"a": 5.0, "b": 2.5})
+    assert cadence.spacing == 800
+    cadence.cycle_done(cost_s=0.0, step_s=0.002)
+    placed = cadence.start
+    cadence.predicted({"a": 5.0, "b": 2.6})  # one target 4% off: the job changed
+    assert cadence.spacing == 100 and cadence.start == placed - 800 + 100
+    cadence.cycle_done(cost_s=0.0, step_s=0.002)
+    cadence.predicted({"a": 5.0, "b": 2.6})  # the new prediction is the one to agree with
+    assert cadence.spacing == 200
+
+
+def test_cadence_budget_dominates_a_shorter_back_off():
+    cadence = Cadence(first=0, every=100, cycle_steps=4, max_overhead=0.01)
+    cadence.cycle_done(cost_s=0.0, step_s=0.002)
+    cadence.predicted({"a": 5.0})
+    cadence.cycle_done(cost_s=0.008, step_s=0.002)  # the budget wants 400 steps, the spacing is 100
+    assert cadence.start == 100 + 400
+    cadence.predicted({"a": 5.0})  # backed off to 200: still under the budget's 400
+    assert cadence.spacing == 200 and cadence.start == 500
+    cadence.bill(cost_s=0.002, step_s=0.002)  # prediction CPU: 100 steps more
+    assert cadence.start == 600
+    cadence.cycle_done(cost_s=0.008, step_s=0.002)
+    cadence.predicted({"a": 5.0})  # 400 now; prediction CPU comes on top of the larger of the two
+    cadence.predicted({"a": 5.0})  # 800: more than the budget asks
+    cadence.bill(cost_s=0.002, step_s=0.002)
+    assert cadence.start == 600 + 800 + 100
+
+
+@pytest.mark.parametrize("backoff", [1, 1.0, None])
+def test_cadence_without_back_off_keeps_cycles_every_steps_apart(backoff):
+    cadence = Cadence(first=5, every=10, cycle_steps=4, max_overhead=None, backoff=backoff)
+    starts = []
+    for _ in range(4):
+        starts.append(cadence.start)
+        cadence.cycle_done(cost_s=0.0, step_s=0.001)
+        cadence.predicted({"a": 1.0})
+    assert starts == [5, 15, 25, 35]
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (dict(backoff=0.5), "backoff"), (dict(backoff=0), "backoff"), (dict(backoff=float("nan")), "backoff"),
+    (dict(backoff=float("inf")), "backoff"), (dict(stable_within=-0.01), "stable_within"),
+    (dict(stable_within=float("nan")), "stable_within"), (dict(max_every=99), "max_every"),
+])
+def test_cadence_rejects_bad_back_off_parameters(arguments, message):
+    with pytest.raises(ValueError, match=message):
+        Cadence(first=0, every=100, cycle_steps=4, max_overhead=None, **arguments)
+
+
+def test_cycles_spread_out_while_predictions_are_stable_and_close_up_when_the_job_changes(model_path):
+    monitor = Monitor(model_path, first=2, every=6, warmup=1, active=1, max_overhead=None, max_every=48)
+    small, large = TrainingJob(), TrainingJob(width=256, depth=1, batch=8)  # predicted ~15% apart
+    with monitor:
+        for call in range(240):
+            (small if call < 100 else large).step()
+            monitor.step()
+            monitor.flush()  # each answer in before the next step: the schedule does not depend on timing
+    cycle_starts = [record.step - 1 for record in monitor.history]
+    # Every 6 steps, then 12, 24, 48 (the cap) apart; the first cycle on the larger job (140) disagrees
+    # with the one before, so the next is 6 steps on, then they spread out again.
+    assert cycle_starts == [2, 8, 20, 44, 92, 140, 146, 158, 182, 230]
 
 
 def test_cycles_cannot_overlap():

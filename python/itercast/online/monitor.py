@@ -4,8 +4,9 @@
 Monitor times every iteration (wall time between calls); every so often it
 starts a ``torch.profiler`` for one cycle of ``warmup`` + ``active`` steps and
 drops it afterwards, so between cycles a step costs a clock read and nothing
-else (a long-lived profiler's ``step()`` alone costs ~14 us here). With the
-caller's own profiler it steps that one instead.
+else (a long-lived profiler's ``step()`` alone costs ~14 us here). Cycles
+keep to an overhead budget and spread out while the predictions stay the same
+(:class:`Cadence`). With the caller's own profiler it steps that one instead.
 
 Where the trace goes: torch hands Kineto's trace out only as a file
 (``_ProfilerResult.save(path)``; the Python exporter in torch 2.13 is
@@ -50,28 +51,77 @@ TAIL_STEPS = 50
 # Half the 1% a user should not notice: what the Monitor cannot see (the prediction process's pressure
 # on shared caches and memory bandwidth) put a 6.7 ms MLP at 1.0% overhead with a 1% budget.
 DEFAULT_MAX_OVERHEAD = 0.005
+# While predictions stay within 2% from one cycle to the next, cycles spread out twice as far each
+# time, up to 32 times ``every`` (6,400 steps at the default ``every``).
+DEFAULT_BACKOFF = 2.0
+DEFAULT_STABLE_WITHIN = 0.02
+MAX_EVERY_TIMES = 32
 
 
 class Cadence:
     """When the Monitor's cycles start: first after ``first`` steps, then every ``every`` steps,
     or further apart when a cycle's cost (its steps' extra wall time, then the CPU time of its
     prediction once that is known) would exceed ``max_overhead`` of the wall time in between.
+
+    Profiling a job whose predictions no longer change tells nothing new, so while each cycle's
+    predicted iteration time agrees with the previous cycle's within ``stable_within`` (relative,
+    on every target) the spacing grows ``backoff`` times, up to ``max_every`` steps (default
+    ``32 * every``); a prediction that disagrees (other shapes, another phase) brings it back to
+    ``every``. The budget still applies: cycles are the larger of the two apart. ``backoff=1``
+    (or None) keeps the spacing at ``every``.
     """
 
-    def __init__(self, first: int, every: int, cycle_steps: int, max_overhead: float | None):
+    def __init__(self, first: int, every: int, cycle_steps: int, max_overhead: float | None,
+                 backoff: float | None = DEFAULT_BACKOFF, stable_within: float = DEFAULT_STABLE_WITHIN,
+                 max_every: int | None = None):
         if first < 0:
             raise ValueError("first must be >= 0")
         if every <= cycle_steps + 1:
             raise ValueError(f"every ({every}) must exceed warmup + active + 1 ({cycle_steps + 1})")
-        self.start, self.every, self.max_overhead = first, every, max_overhead
+        backoff = 1.0 if backoff is None else backoff
+        if not (1.0 <= backoff < math.inf):
+            raise ValueError(f"backoff ({backoff}) must be >= 1 (1 or None: cycles stay every {every} steps)")
+        if not (0.0 <= stable_within < math.inf):
+            raise ValueError(f"stable_within ({stable_within}) must be a relative tolerance >= 0")
+        max_every = MAX_EVERY_TIMES * every if max_every is None else max_every
+        if max_every < every:
+            raise ValueError(f"max_every ({max_every}) must be >= every ({every})")
+        self.first, self.every, self.max_overhead = first, every, max_overhead
+        self.backoff, self.stable_within, self.max_every = backoff, stable_within, max_every
+        self.spacing = every  # steps between cycles, before the budget
+        self._last_start: int | None = None  # where the last cycle was placed
+        self._cycle_paid_steps = 0  # steps the last cycle's own cost pays for
+        self._billed_steps = 0  # steps costs learnt later pay for
+        self._last_prediction: dict[str, float] | None = None
+
+    @property
+    def start(self) -> int:
+        """The step the next cycle starts at."""
+        if self._last_start is None:
+            return self.first + self._billed_steps
+        return self._last_start + max(self.spacing, self._cycle_paid_steps) + self._billed_steps
 
     def cycle_done(self, cost_s: float, step_s: float | None) -> None:
         """Places the next cycle, given what the last one cost the training beyond normal iterations."""
-        self.start += max(self.every, self._steps_paying_for(cost_s, step_s))
+        self._last_start = self.start
+        self._cycle_paid_steps, self._billed_steps = self._steps_paying_for(cost_s, step_s), 0
 
     def bill(self, cost_s: float, step_s: float | None) -> None:
         """Moves the next cycle further by a cost learnt later: a prediction's CPU time."""
-        self.start += self._steps_paying_for(cost_s, step_s)
+        self._billed_steps += self._steps_paying_for(cost_s, step_s)
+
+    def predicted(self, iteration_ms: dict[str, float]) -> None:
+        """Backs off or resets the spacing, given a cycle's predicted iteration time per target;
+        applies to the next cycle not yet started."""
+        previous, self._last_prediction = self._last_prediction, iteration_ms
+        if previous is not None and self._agree(previous, iteration_ms):
+            self.spacing = min(self.max_every, math.ceil(self.spacing * self.backoff))
+        else:
+            self.spacing = self.every
+
+    def _agree(self, previous: dict[str, float], current: dict[str, float]) -> bool:
+        return previous.keys() == current.keys() and all(
+            abs(current[key] - ms) <= self.stable_within * ms for key, ms in previous.items())
 
     def _steps_paying_for(self, cost_s: float, step_s: float | None) -> int:
         """Iterations whose wall time ``cost_s`` is ``max_overhead`` of."""
@@ -88,9 +138,12 @@ class Monitor:
     ETAs. Without ``profiler`` the Monitor profiles ``warmup`` + ``active``
     steps, first after ``first`` steps, then every ``every`` steps, spaced
     further when needed to keep profiling under ``max_overhead`` of the wall
-    time. With ``profiler`` (a ``torch.profiler.profile`` the caller starts
-    and stops, on its own schedule) the Monitor steps it and predicts each
-    trace it produces, after the caller's own ``on_trace_ready``.
+    time, and ``backoff`` times further after each cycle whose predictions
+    agree with the last cycle's within ``stable_within``, up to ``max_every``
+    steps apart (see :class:`Cadence`). With ``profiler`` (a
+    ``torch.profiler.profile`` the caller starts and stops, on its own
+    schedule) the Monitor steps it and predicts each trace it produces, after
+    the caller's own ``on_trace_ready``.
 
     Each prediction lands in :attr:`history`, goes to ``on_prediction`` (called
     on the Monitor's reader thread) and is logged at INFO on the ``itercast.online`` logger.
@@ -99,7 +152,9 @@ class Monitor:
     def __init__(self, models: ModelLike | Iterable[ModelLike], *, hardware: str | Iterable[str] | None = None,
                  total_steps: int | None = None, every: int = 200, active: int = 3, warmup: int = 1,
                  first: int = 10, max_overhead: float | None = DEFAULT_MAX_OVERHEAD,
-                 on_prediction: Callable[[StepPrediction], None] | None = None, profiler=None):
+                 backoff: float | None = DEFAULT_BACKOFF, stable_within: float = DEFAULT_STABLE_WITHIN,
+                 max_every: int | None = None, on_prediction: Callable[[StepPrediction], None] | None = None,
+                 profiler=None):
         if active < 1 or warmup < 0:
             raise ValueError("need active >= 1 and warmup >= 0")
         self._models = [models] if isinstance(models, (Predictor, str, os.PathLike)) else list(models)
@@ -109,7 +164,8 @@ class Monitor:
         self.steps = 0
         self.warmup, self.active = warmup, active
         self._user_profiler = profiler
-        self._cadence = None if profiler is not None else Cadence(first, every, warmup + active, max_overhead)
+        self._cadence = None if profiler is not None else Cadence(first, every, warmup + active, max_overhead,
+                                                                  backoff, stable_within, max_every)
         self._cycle = None  # the Monitor's profiler while a cycle runs
         self._cycle_start = 0
         self._user_handler = None
@@ -121,6 +177,7 @@ class Monitor:
         self._tail_left = 0
         self._cycles = 0
         self._unbilled_prediction_s = 0.0  # prediction CPU time not yet counted in the cadence
+        self._unapplied_predictions: list[dict[str, float]] = []  # per cycle, not yet given to the cadence
         self._scratch: Path | None = None
         self._worker: subprocess.Popen | None = None
         self._reader: threading.Thread | None = None
@@ -163,13 +220,12 @@ class Monitor:
         if self._cycle is None:
             if self._cycle_cost_s is not None:  # the last cycle (its stop, export and tail) is still being paid for
                 return False
-            if self._cadence.max_overhead:
-                # Under a budget, no new cycle before the last one's prediction is in and paid for:
-                # on a busy machine the niced prediction process answers late, and cycles would pile up.
-                if self._pending:
-                    return False
-                if self._unbilled_prediction_s:  # set before _pending drops, so complete by now
-                    self._bill_predictions()
+            # Under a budget, no new cycle before the last one's prediction is in and paid for:
+            # on a busy machine the niced prediction process answers late, and cycles would pile up.
+            if self._cadence.max_overhead and self._pending:
+                return False
+            if self._unbilled_prediction_s or self._unapplied_predictions:  # both set before _pending drops
+                self._apply_answers()
             if self.steps + 1 < self._cadence.start:
                 return False
             from torch.profiler import profile, schedule
@@ -209,11 +265,16 @@ class Monitor:
                 self._cadence.cycle_done(self._cycle_cost_s, self.measured_s)
             self._cycle_cost_s = None
 
-    def _bill_predictions(self) -> None:
-        """Predicting runs beside the training, but on a busy machine it takes from it: counted too."""
+    def _apply_answers(self) -> None:
+        """Gives the cadence what the reader thread has learnt: each cycle's predicted iteration
+        time, and the CPU time predicting took (it runs beside the training, but on a busy machine
+        it takes from it)."""
         with self._answered:
             cost_s, self._unbilled_prediction_s = self._unbilled_prediction_s, 0.0
+            predictions, self._unapplied_predictions = self._unapplied_predictions, []
         self._cadence.bill(cost_s, self.measured_s)
+        for iteration_ms in predictions:
+            self._cadence.predicted(iteration_ms)
 
     @property
     def measured_s(self) -> float | None:
@@ -313,8 +374,11 @@ class Monitor:
         if "error" in answer:
             log.warning("itercast monitor: cannot predict a profiled cycle: %s", answer["error"])
             return
-        for fields in answer["records"]:
-            record = StepPrediction(**fields)
+        records = [StepPrediction(**fields) for fields in answer["records"]]
+        if records and self._cadence is not None:
+            with self._answered:
+                self._unapplied_predictions.append(_median_predicted_ms(records))
+        for record in records:
             self.history.append(record)
             log.info("itercast %s", record.describe())
             if self.on_prediction is not None:
@@ -322,6 +386,12 @@ class Monitor:
                     self.on_prediction(record)
                 except Exception:  # a failing callback must not stop the predictions
                     log.exception("itercast monitor: on_prediction raised")
+
+
+def _median_predicted_ms(records: list[StepPrediction]) -> dict[str, float]:
+    """A cycle's predicted iteration time per target: the median over its profiled steps."""
+    return {key: statistics.median(record.predicted_ms[key] for record in records)
+            for key in records[0].predicted_ms}
 
 
 def _scratch_parent() -> str | None:
