@@ -33,6 +33,7 @@ sys.path.insert(0, str(REPO / "tests" / "online"))
 from online_fixtures import TrainingJob, train_model  # noqa: E402
 
 from itercast.online import Monitor  # noqa: E402
+from itercast.online.monitor import DEFAULT_BACKOFF  # noqa: E402
 
 # (width, depth, batch) of the MLPs timed: a ~2 ms and a ~10 ms step on one thread here.
 JOBS = {"mlp512x3-b64": (512, 3, 64), "mlp1024x3-b64": (1024, 3, 64)}
@@ -64,7 +65,8 @@ def _children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure(model: Path, spec: tuple[int, int, int], steps: int, pairs: int, every: int) -> dict:
+def measure(model: Path, spec: tuple[int, int, int], steps: int, pairs: int, every: int,
+            backoff: float | None) -> dict:
     job = TrainingJob(*spec)
     job.median_step_ms(10)  # warm up
     plain, monitored, predictions = [], [], 0
@@ -75,7 +77,7 @@ def measure(model: Path, spec: tuple[int, int, int], steps: int, pairs: int, eve
             if not monitored_run:
                 plain.append(run_loop(job, steps, None))
                 continue
-            monitor = Monitor(model, total_steps=steps, every=every)
+            monitor = Monitor(model, total_steps=steps, every=every, backoff=backoff)
             monitored.append(run_loop(job, steps, monitor))
             predictions += len(monitor.history)
     result = {"step_ms": statistics.median(run[0] for run in plain) / steps * 1e3, "predictions": predictions,
@@ -116,11 +118,11 @@ def report(results: dict[str, dict], steps: int, pairs: int) -> str:
     return "\n".join(lines)
 
 
-def benchmark(steps: int, pairs: int, every: int, jobs=JOBS) -> str:
+def benchmark(steps: int, pairs: int, every: int, jobs=JOBS, backoff: float | None = DEFAULT_BACKOFF) -> str:
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as scratch:
         model = train_model(Path(scratch), rounds=300)
-        results = {name: measure(model, spec, steps, pairs, every) for name, spec in jobs.items()}
+        results = {name: measure(model, spec, steps, pairs, every, backoff) for name, spec in jobs.items()}
     return report(results, steps, pairs)
 
 
@@ -138,10 +140,12 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=STEPS)
     parser.add_argument("--pairs", type=int, default=PAIRS)
     parser.add_argument("--every", type=int, default=200, help="the Monitor's shortest gap between cycles")
+    parser.add_argument("--backoff", type=float, default=DEFAULT_BACKOFF,
+                        help="the Monitor's back-off while predictions hold; 1 keeps cycles every --every steps")
     parser.add_argument("--job", action="append", choices=sorted(JOBS), help="time only these (repeat)")
     args = parser.parse_args()
     jobs = {name: JOBS[name] for name in args.job} if args.job else JOBS
-    print(benchmark(args.steps, args.pairs, args.every, jobs))
+    print(benchmark(args.steps, args.pairs, args.every, jobs, args.backoff))
 
 
 if __name__ == "__main__":
