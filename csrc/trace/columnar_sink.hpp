@@ -3,14 +3,14 @@
 #include <vector>
 
 #include "trace/event.hpp"
-#include "trace/huge_page_allocator.hpp"
+#include "trace/column_allocator.hpp"
 
 namespace itercast::trace {
 
 class ColumnarSink : public EventSink {
 public:
 template <class T>
-    using Column = std::vector<T, HugePageAllocator<T>>;
+    using Column = std::vector<T, ColumnAllocator<T>>;
 
 #define ITERCAST_DECLARE_COLUMN(type, field) Column<type> field;
     ITERCAST_EVENT_COLUMNS(ITERCAST_DECLARE_COLUMN)
