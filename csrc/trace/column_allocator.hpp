@@ -19,6 +19,11 @@
 #if defined(__unix__)
 #include <sys/mman.h>
 #endif
+#if defined(__unix__) && defined(MAP_ANONYMOUS)
+#define ITERCAST_MAPPED_COLUMNS 1
+#else
+#define ITERCAST_MAPPED_COLUMNS 0
+#endif
 
 namespace itercast::trace {
 
@@ -27,20 +32,14 @@ namespace column_memory {
 constexpr size_t kLargeBytes = size_t{2} << 20;
 constexpr size_t kCachedBytes = size_t{256} << 20;
 
-inline bool is_large(size_t bytes) {
-#if defined(__unix__) && defined(MAP_ANONYMOUS)
-    return bytes >= kLargeBytes;
-#else
-    (void)bytes;
-    return false;
-#endif
-}
+inline bool is_large(size_t bytes) { return ITERCAST_MAPPED_COLUMNS && bytes >= kLargeBytes; }
 
 // Lengths are rounded to kLargeBytes, so that columns of similar size reuse each other's mappings.
 inline size_t mapped_length(size_t bytes) { return (bytes + kLargeBytes - 1) / kLargeBytes * kLargeBytes; }
 
+// Only called for large allocations, which exist only where mappings do.
 inline void* map(size_t length) {
-#if defined(__unix__) && defined(MAP_ANONYMOUS)
+#if ITERCAST_MAPPED_COLUMNS
     void* pointer = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return pointer == MAP_FAILED ? nullptr : pointer;
 #else
@@ -50,7 +49,7 @@ inline void* map(size_t length) {
 }
 
 inline void unmap(void* pointer, size_t length) {
-#if defined(__unix__) && defined(MAP_ANONYMOUS)
+#if ITERCAST_MAPPED_COLUMNS
     munmap(pointer, length);
 #else
     (void)pointer;

@@ -2,14 +2,14 @@
 // Collects events column by column (one vector per field).
 #include <vector>
 
-#include "trace/event.hpp"
 #include "trace/column_allocator.hpp"
+#include "trace/event.hpp"
 
 namespace itercast::trace {
 
 class ColumnarSink : public EventSink {
 public:
-template <class T>
+    template <class T>
     using Column = std::vector<T, ColumnAllocator<T>>;
 
 #define ITERCAST_DECLARE_COLUMN(type, field) Column<type> field;
