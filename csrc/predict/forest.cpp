@@ -744,6 +744,35 @@ __attribute__((target("avx512f"))) void score_bits_avx512(const Forest::BitTest*
     for (std::size_t k = 0; k < 2 * C; ++k) _mm512_storeu_pd(sum + 8 * k, acc[k]);
 }
 
+// Forest::transpose for 64 rows of x (row_stride floats apart, `count` of them real, the rest
+// repeating the last): each used feature's 16-row slices gathered in one instruction.
+__attribute__((target("avx512f"))) bool transpose_avx512(const float* x, std::size_t row_stride, std::size_t count,
+                                                         const std::uint32_t* used, std::size_t used_count,
+                                                         float* transposed) {
+    constexpr std::size_t C = Forest::kWideGroup / 16;
+    __m512i offset[C];
+    for (std::size_t c = 0; c < C; ++c) {
+        alignas(64) std::int32_t lanes[16];
+        for (std::size_t g = 0; g < 16; ++g) {
+            lanes[g] = static_cast<std::int32_t>(std::min(16 * c + g, count - 1) * row_stride);
+        }
+        offset[c] = _mm512_load_si512(lanes);
+    }
+    const __m512 tiny = _mm512_set1_ps(kZeroThreshold);
+    __mmask16 nan = 0;
+    for (std::size_t s = 0; s < used_count; ++s) {
+        const float* column = x + used[s];
+#pragma GCC unroll 4
+        for (std::size_t c = 0; c < C; ++c) {
+            const __m512 v = _mm512_i32gather_ps(offset[c], column, 4);
+            nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+            const __mmask16 zero = _mm512_cmp_ps_mask(_mm512_abs_ps(v), tiny, _CMP_LE_OQ);
+            _mm512_storeu_ps(transposed + s * Forest::kWideGroup + 16 * c, _mm512_mask_mov_ps(v, zero, _mm512_setzero_ps()));
+        }
+    }
+    return nan != 0;
+}
+
 bool cpu_has_avx512() {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f");
@@ -809,7 +838,17 @@ void Forest::predict_block(const float* x, std::size_t rows, std::size_t row_str
             // features no split reads are skipped (a NaN there changes no score).
             for (std::size_t g0 = 0; g0 < n; g0 += group) {
                 const std::size_t count = std::min(group, n - g0);
-                if (transpose(x, row_stride, select, r0 + g0, count, group, transposed.data())) {
+#ifdef ITERCAST_AVX512
+                // 32-bit gather offsets: rows of one group, at most 63 row strides apart
+                const bool gather = wide && !select && (kWideGroup - 1) * row_stride < (std::size_t{1} << 31);
+#else
+                const bool gather = false;
+#endif
+                const bool nan = gather ? transpose_avx512(x + (r0 + g0) * row_stride, row_stride, count,
+                                                           used_features_.data(), used_features_.size(),
+                                                           transposed.data())
+                                        : transpose(x, row_stride, select, r0 + g0, count, group, transposed.data());
+                if (nan) {
                     any_nan = true;  // the whole block takes the general path
                     break;
                 }
