@@ -98,7 +98,9 @@ def window_rows(windows: Windows, pairs: tuple[np.ndarray, np.ndarray]) -> np.nd
         # an op's block is the same in every window: ops from the first stride slots of each
         # window, the rest from the last window (strided copies, no gather)
         before_last = (len(windows) - 1) * windows.stride
-        out[:before_last, :F] = blocks[:-1, : windows.stride, 1:].reshape(before_last, F)
+        # (a view of out's rows, window by window: one copy, no temporary)
+        out[:before_last].reshape(len(windows) - 1, windows.stride, COLUMNS)[:, :, :F] = \
+            blocks[:-1, : windows.stride, 1:]
         out[before_last:, :F] = blocks[-1, : len(op) - before_last, 1:]
     else:
         out[:, :F] = blocks[window, position, 1:]
