@@ -8,7 +8,7 @@
 #include <limits>
 #include <thread>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(ITERCAST_NO_AVX512)
 #include <immintrin.h>
 #define ITERCAST_AVX512 1
 #endif
@@ -841,13 +841,13 @@ void Forest::predict_block(const float* x, std::size_t rows, std::size_t row_str
 #ifdef ITERCAST_AVX512
                 // 32-bit gather offsets: rows of one group, at most 63 row strides apart
                 const bool gather = wide && !select && (kWideGroup - 1) * row_stride < (std::size_t{1} << 31);
-#else
-                const bool gather = false;
-#endif
                 const bool nan = gather ? transpose_avx512(x + (r0 + g0) * row_stride, row_stride, count,
                                                            used_features_.data(), used_features_.size(),
                                                            transposed.data())
                                         : transpose(x, row_stride, select, r0 + g0, count, group, transposed.data());
+#else
+                const bool nan = transpose(x, row_stride, select, r0 + g0, count, group, transposed.data());
+#endif
                 if (nan) {
                     any_nan = true;  // the whole block takes the general path
                     break;
