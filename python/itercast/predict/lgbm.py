@@ -34,6 +34,8 @@ def default_label_params(rounds: int) -> dict[str, dict]:
     default: 31 leaves there cost 0.3 points, 75 rounds 0.9.
     """
     return {"gap": {"num_leaves": 31, "learning_rate": 0.2, "rounds": max(1, rounds // 2)}}
+
+
 # Which rows predict an op: every covering window (averaged, as ETS), or only the most central one
 # (the default: a quarter of the rows, and as accurate by architecture).
 PREDICT_ROWS = {"all": all_pairs, "central": central_pair_per_op}
