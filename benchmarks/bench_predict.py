@@ -7,12 +7,13 @@ Without ITERCAST_DATASET a tiny collection is made on the spot (a smoke run).
 
 Model load is measured twice: ``Predictor.load`` (native) and the JSON document plus a
 ``lightgbm.Booster`` per booster text (the load before the native evaluator).
-Latency is measured on the iteration whose op count is nearest 900, three ways in the same run:
-the native evaluator (what ``HardwareModel.predict_samples`` does), the same boosters through
-``lightgbm.Booster.predict`` (the path before the native evaluator), and the native evaluator on
-one row per op (``predict_rows="central"``, not the default). ``extra_info`` holds the rows
-scored, how many of them are distinct (byte-identical rows could be scored once) and the
-distinct ratio over every iteration of the collection.
+Latency is measured on the iteration whose op count is nearest 900, four ways in the same run:
+the default (what ``HardwareModel.predict_samples`` does: one row per op, its most central
+window, scored natively), the same with the portable bit-set kernel instead of AVX-512, every
+covering window averaged (``predict_rows="all"``, ETS's combination and the default before), and
+the same boosters through ``lightgbm.Booster.predict`` (the path before the native evaluator).
+``extra_info`` holds the rows scored, how many of them are distinct (byte-identical rows could be
+scored once) and the distinct ratio over every iteration of the collection.
 """
 
 import os
@@ -23,8 +24,9 @@ import pytest
 
 from itercast.predict import Dataset, Predictor, featurise
 from itercast.predict.forest import unique_rows
-from itercast.predict.lgbm import LABELS, from_target
-from itercast.predict.rows import all_pairs, central_pair_per_op, op_sums, rows_of
+from itercast import _native
+from itercast.predict.lgbm import LABELS, PREDICT_ROWS, from_target
+from itercast.predict.rows import all_pairs, op_sums, rows_of
 
 lightgbm = pytest.importorskip("lightgbm")
 
@@ -88,13 +90,16 @@ def test_model_load_lightgbm(benchmark, model_file):
 
 
 def test_prediction_latency_per_iteration(benchmark, model, one, samples):
-    rows = rows_of([one], all_pairs)
+    pairs = PREDICT_ROWS[model.window_model.predict_rows]
+    benchmark.extra_info["predict_rows"] = model.window_model.predict_rows
+    benchmark.extra_info["kernel"] = _native.forest_kernel()
+    rows = rows_of([one], pairs)
     benchmark.extra_info["ops_in_iteration"] = one.op_count
     benchmark.extra_info["rows"] = len(rows.x)
     benchmark.extra_info["distinct_rows"] = len(unique_rows(rows.x)[0])
     total = distinct = 0
     for sample in samples:
-        x = rows_of([sample], all_pairs).x
+        x = rows_of([sample], pairs).x
         total, distinct = total + len(x), distinct + len(unique_rows(x)[0])
     benchmark.extra_info["collection_rows_per_distinct_row"] = round(total / distinct, 4)
     profiled, unprofiled = benchmark(model.predict_samples, [one])
@@ -107,7 +112,7 @@ def test_prediction_latency_per_iteration_lightgbm(benchmark, model, one):
     boosters = {label: lightgbm.Booster(model_str=window_model.boosters[label].model_text) for label in LABELS}
 
     def predict():
-        rows = rows_of([one], all_pairs)
+        rows = rows_of([one], PREDICT_ROWS[window_model.predict_rows])
         total = sum(from_target(boosters[label].predict(rows.x) + window_model.prior_score(label, rows.x),
                                 window_model.objective) for label in LABELS)
         return op_sums(rows, total, 1)
@@ -117,14 +122,25 @@ def test_prediction_latency_per_iteration_lightgbm(benchmark, model, one):
     np.testing.assert_allclose(window_model.predict_op_time([one]), old, rtol=1e-9)
 
 
-def test_prediction_latency_per_iteration_central_row(benchmark, model, one):
-    """One row per op (its most central window) instead of every covering window: 4x fewer rows."""
-    window_model = model.window_model
-    benchmark.extra_info["ops_in_iteration"] = one.op_count
-    benchmark.extra_info["rows"] = len(rows_of([one], central_pair_per_op).x)
-    window_model.predict_rows = "central"
+def test_prediction_latency_per_iteration_portable_kernel(benchmark, model, one):
+    """The default rows, scored by the portable bit-set kernel (CPUs without AVX-512)."""
+    _native.forest_kernel("portable")
     try:
         profiled, unprofiled = benchmark(model.predict_samples, [one])
     finally:
-        window_model.predict_rows = "all"
+        _native.forest_kernel("auto")
+    assert unprofiled[0] > 0
+
+
+def test_prediction_latency_per_iteration_all_windows(benchmark, model, one):
+    """Every covering window of each op, averaged (ETS's combination): 4x the rows."""
+    window_model = model.window_model
+    benchmark.extra_info["ops_in_iteration"] = one.op_count
+    benchmark.extra_info["rows"] = len(rows_of([one], all_pairs).x)
+    default = window_model.predict_rows
+    window_model.predict_rows = "all"
+    try:
+        profiled, unprofiled = benchmark(model.predict_samples, [one])
+    finally:
+        window_model.predict_rows = default
     assert unprofiled[0] > 0

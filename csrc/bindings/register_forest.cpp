@@ -123,6 +123,22 @@ void register_forest(py::module_& m) {
         .def_property_readonly("has_categorical", &Forest::has_categorical)
         .def_property_readonly("has_linear", &Forest::has_linear);
 
+    m.def(
+        "forest_kernel",
+        [](const py::object& kernel) {
+            if (!kernel.is_none()) {
+                const auto name = kernel.cast<std::string>();
+                if (name != "auto" && name != "portable") {
+                    throw py::value_error("forest_kernel: 'auto' or 'portable', got '" + name + "'");
+                }
+                predict::set_bit_kernel(name == "auto" ? predict::BitKernel::Auto : predict::BitKernel::Portable);
+            }
+            return std::string(predict::bit_kernel_name());
+        },
+        py::arg("kernel") = py::none(),
+        "The bit-set kernel scoring forests of trees with <= 64 leaves: 'avx512' or 'portable'. "
+        "'portable' forces the portable kernel, 'auto' picks AVX-512 where the CPU has it.");
+
     m.def("unique_rows", &unique_rows, py::arg("x"),
           "(first, inverse): the first row of each distinct row (by bytes) and, per row, its distinct index.");
 }

@@ -1,11 +1,17 @@
 #include "predict/forest.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <thread>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(ITERCAST_NO_AVX512)
+#include <immintrin.h>
+#define ITERCAST_AVX512 1
+#endif
 
 namespace itercast::predict {
 namespace {
@@ -394,14 +400,30 @@ Forest Forest::parse(std::string_view text) {
             fail(tree.line, "too many nodes");
         }
     }
+    forest.build_used_features();
     forest.build_fast_nodes();
     forest.build_bit_splits();
     return forest;
 }
 
+void Forest::build_used_features() {
+    std::vector<char> used(static_cast<std::size_t>(num_features_), 0);
+    for (const Node& node : nodes_) {
+        if (!(node.feature_flags & kLeaf)) used[node.feature_flags >> 8] = 1;
+    }
+    used_features_.clear();
+    slot_of_.assign(used.size(), 0);
+    for (std::size_t j = 0; j < used.size(); ++j) {
+        if (!used[j]) continue;
+        slot_of_[j] = static_cast<std::uint32_t>(used_features_.size());
+        used_features_.push_back(static_cast<std::uint32_t>(j));
+    }
+}
+
 void Forest::build_bit_splits() {
     bit_splits_.clear();
     bit_begin_.assign(1, 0);
+    narrow_.clear();
     bit_leaf_base_.clear();
     bit_leaf_value_.clear();
     bits_ok_ = !has_linear_;
@@ -424,8 +446,7 @@ void Forest::build_bit_splits() {
             if (phase == 0) {
                 open.push_back(bit_splits_.size());
                 left_start.push_back(leaves);
-                bit_splits_.push_back({static_cast<std::uint32_t>((node.feature_flags >> 8) * kGroup),
-                                       node.threshold, 0});
+                bit_splits_.push_back({slot_of_[node.feature_flags >> 8], node.threshold, 0, 0});
                 stack.push_back({index, 1});
                 stack.push_back({node.left, 0});
             } else {
@@ -434,12 +455,15 @@ void Forest::build_bit_splits() {
                 left_start.pop_back();
                 std::uint64_t left = 0;
                 for (int l = lo; l < hi && l < 64; ++l) left |= std::uint64_t{1} << l;
-                bit_splits_[open.back()].keep = ~left;
+                const std::uint64_t keep = ~left;
+                bit_splits_[open.back()].keep_low = static_cast<std::int32_t>(static_cast<std::uint32_t>(keep));
+                bit_splits_[open.back()].keep_high = static_cast<std::int32_t>(static_cast<std::uint32_t>(keep >> 32));
                 open.pop_back();
                 stack.push_back({node.right, 0});
             }
         }
         if (leaves > 64) bits_ok_ = false;
+        narrow_.push_back(leaves <= 32);
         bit_begin_.push_back(static_cast<std::uint32_t>(bit_splits_.size()));
     }
     if (!bits_ok_) {
@@ -447,6 +471,24 @@ void Forest::build_bit_splits() {
         bit_begin_.clear();
         bit_leaf_base_.clear();
         bit_leaf_value_.clear();
+    }
+    build_bit_tests();
+}
+
+void Forest::build_bit_tests() {
+    bit_tests_.clear();
+    test_splits_.clear();
+    for (const BitSplit& split : bit_splits_) bit_tests_.push_back({split.slot, split.threshold});
+    auto before = [](const BitTest& a, const BitTest& b) {
+        return a.slot != b.slot ? a.slot < b.slot : a.threshold < b.threshold;
+    };
+    auto same = [](const BitTest& a, const BitTest& b) { return a.slot == b.slot && a.threshold == b.threshold; };
+    std::sort(bit_tests_.begin(), bit_tests_.end(), before);
+    bit_tests_.erase(std::unique(bit_tests_.begin(), bit_tests_.end(), same), bit_tests_.end());
+    for (const BitSplit& split : bit_splits_) {
+        const BitTest key{split.slot, split.threshold};
+        const auto at = std::lower_bound(bit_tests_.begin(), bit_tests_.end(), key, before);
+        test_splits_.push_back({static_cast<std::uint32_t>(at - bit_tests_.begin()), split.keep_low, split.keep_high});
     }
 }
 
@@ -470,7 +512,7 @@ void Forest::build_fast_nodes() {
             const auto pair = static_cast<std::int32_t>(fast_.size());
             fast_.resize(fast_.size() + 2);
             fast_[static_cast<std::size_t>(slot)] = {
-                node.threshold, static_cast<std::uint32_t>((node.feature_flags >> 8) * kGroup), pair, -1};
+                node.threshold, static_cast<std::uint32_t>(slot_of_[node.feature_flags >> 8] * kGroup), pair, -1};
             queue.push_back({node.left, pair});
             queue.push_back({node.right, pair + 1});
         }
@@ -604,10 +646,10 @@ void Forest::score_group_bits(const float* transposed, double* sum) const {
         I32x16 low = ~I32x16{}, high = ~I32x16{};
         for (std::uint32_t j = bit_begin_[t]; j < bit_begin_[t + 1]; ++j) {
             F32x16 x;
-            std::memcpy(&x, transposed + splits[j].offset, sizeof x);
+            std::memcpy(&x, transposed + splits[j].slot * kGroup, sizeof x);
             const I32x16 pass = ~(x > splits[j].threshold);  // all ones where the row goes left
-            low &= static_cast<std::int32_t>(static_cast<std::uint32_t>(splits[j].keep)) | pass;
-            high &= static_cast<std::int32_t>(static_cast<std::uint32_t>(splits[j].keep >> 32)) | pass;
+            low &= splits[j].keep_low | pass;
+            high &= splits[j].keep_high | pass;
         }
         const double* values = bit_leaf_value_.data() + bit_leaf_base_[t];
         for (std::size_t g = 0; g < kGroup; ++g) {
@@ -618,37 +660,206 @@ void Forest::score_group_bits(const float* transposed, double* sum) const {
     }
 }
 
+#ifdef ITERCAST_AVX512
+// GCC 12 warns inside its own avx512fintrin.h (intrinsics that start from an undefined vector).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+namespace {
+
+// The bit-set kernel for 64 rows: AVX-512 compares put each split's test for 16 rows in a mask
+// register, which clears leaves by a masked AND with no blend; the exit leaf's index comes from
+// the lowest set bit (isolated, converted to float: its exponent) and its value from a gather.
+// Scores equal score_group_bits' (each row's leaf values added in tree order, in double).
+// set &= keep in the lanes of m, in place. GCC 12 copies the set before and after
+// _mm512_mask_and_epi32 when its result replaces its source (two moves per AND in this loop).
+__attribute__((target("avx512f"), always_inline)) inline void masked_and(__m512i& set, __mmask16 m, __m512i keep) {
+#if defined(__GNUC__) && !defined(__clang__)
+    asm("vpandd %1, %0, %0%{%2%}" : "+v"(set) : "v"(keep), "Yk"(m));
+#else
+    set = _mm512_mask_and_epi32(set, m, set, keep);
+#endif
+}
+
+__attribute__((target("avx512f"))) void score_bits_avx512(const Forest::BitTest* tests, std::size_t test_count,
+                                                          const Forest::TestSplit* splits, const std::uint32_t* begin,
+                                                          const std::uint8_t* narrow, std::size_t trees,
+                                                          const std::uint32_t* leaf_base,
+                                                          const double* leaf_value, const float* transposed,
+                                                          std::uint16_t* masks, double* sum) {
+    constexpr std::size_t G = Forest::kWideGroup, C = G / 16;  // rows, and vectors of 16 rows
+    // each distinct test once: masks[test * C + c], bit g set where row 16 c + g goes right (x > threshold)
+    for (std::size_t i = 0; i < test_count; ++i) {
+        const float* x = transposed + tests[i].slot * G;
+        const __m512 threshold = _mm512_set1_ps(tests[i].threshold);
+#pragma GCC unroll 8
+        for (std::size_t c = 0; c < C; ++c) {
+            masks[i * C + c] = _mm512_cmp_ps_mask(_mm512_loadu_ps(x + 16 * c), threshold, _CMP_GT_OQ);
+        }
+    }
+    __m512d acc[2 * C];
+    for (auto& a : acc) a = _mm512_setzero_pd();
+    const __m512i ones = _mm512_set1_epi32(-1), zero = _mm512_setzero_si512();
+    const __m512i bias = _mm512_set1_epi32(127), upper = _mm512_set1_epi32(32);
+    for (std::size_t t = 0; t < trees; ++t) {
+        const double* values = leaf_value + leaf_base[t];
+        __m512i lo[C], hi[C];
+#pragma GCC unroll 8
+        for (std::size_t c = 0; c < C; ++c) lo[c] = hi[c] = ones;
+        if (narrow[t]) {
+            // <= 32 leaves: every split keeps all of leaves 32-63, the high half never changes
+            for (std::uint32_t j = begin[t]; j < begin[t + 1]; ++j) {
+                const std::uint16_t* m = masks + splits[j].test * C;
+                const __m512i keep_lo = _mm512_set1_epi32(splits[j].keep_low);
+#pragma GCC unroll 8
+                for (std::size_t c = 0; c < C; ++c) masked_and(lo[c], m[c], keep_lo);
+            }
+        } else {
+            for (std::uint32_t j = begin[t]; j < begin[t + 1]; ++j) {
+                const Forest::TestSplit& split = splits[j];
+                const std::uint16_t* m = masks + split.test * C;
+                const __m512i keep_lo = _mm512_set1_epi32(split.keep_low);
+                const __m512i keep_hi = _mm512_set1_epi32(split.keep_high);
+#pragma GCC unroll 8
+                for (std::size_t c = 0; c < C; ++c) {
+                    // rows going right clear the split's left subtree
+                    masked_and(lo[c], m[c], keep_lo);
+                    masked_and(hi[c], m[c], keep_hi);
+                }
+            }
+        }
+#pragma GCC unroll 8
+        for (std::size_t c = 0; c < C; ++c) {
+            // the exit leaf is the lowest set bit: isolated, converted to float, read from the exponent
+            const __mmask16 in_low = _mm512_test_epi32_mask(lo[c], lo[c]);
+            const __m512i v = _mm512_mask_blend_epi32(in_low, hi[c], lo[c]);
+            const __m512i lowest = _mm512_and_si512(v, _mm512_sub_epi32(zero, v));  // a power of two
+            const __m512i exponent = _mm512_srli_epi32(_mm512_castps_si512(_mm512_cvtepu32_ps(lowest)), 23);
+            __m512i leaf = _mm512_sub_epi32(exponent, bias);
+            leaf = _mm512_mask_add_epi32(leaf, static_cast<__mmask16>(~in_low), leaf, upper);
+            acc[2 * c] = _mm512_add_pd(acc[2 * c], _mm512_i32gather_pd(_mm512_castsi512_si256(leaf), values, 8));
+            acc[2 * c + 1] = _mm512_add_pd(acc[2 * c + 1],
+                                           _mm512_i32gather_pd(_mm512_extracti64x4_epi64(leaf, 1), values, 8));
+        }
+    }
+    for (std::size_t k = 0; k < 2 * C; ++k) _mm512_storeu_pd(sum + 8 * k, acc[k]);
+}
+
+// Forest::transpose for 64 rows of x (row_stride floats apart, `count` of them real, the rest
+// repeating the last): each used feature's 16-row slices gathered in one instruction.
+__attribute__((target("avx512f"))) bool transpose_avx512(const float* x, std::size_t row_stride, std::size_t count,
+                                                         const std::uint32_t* used, std::size_t used_count,
+                                                         float* transposed) {
+    constexpr std::size_t C = Forest::kWideGroup / 16;
+    __m512i offset[C];
+    for (std::size_t c = 0; c < C; ++c) {
+        alignas(64) std::int32_t lanes[16];
+        for (std::size_t g = 0; g < 16; ++g) {
+            lanes[g] = static_cast<std::int32_t>(std::min(16 * c + g, count - 1) * row_stride);
+        }
+        offset[c] = _mm512_load_si512(lanes);
+    }
+    const __m512 tiny = _mm512_set1_ps(kZeroThreshold);
+    __mmask16 nan = 0;
+    for (std::size_t s = 0; s < used_count; ++s) {
+        const float* column = x + used[s];
+#pragma GCC unroll 4
+        for (std::size_t c = 0; c < C; ++c) {
+            const __m512 v = _mm512_i32gather_ps(offset[c], column, 4);
+            nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+            const __mmask16 zero = _mm512_cmp_ps_mask(_mm512_abs_ps(v), tiny, _CMP_LE_OQ);
+            _mm512_storeu_ps(transposed + s * Forest::kWideGroup + 16 * c, _mm512_mask_mov_ps(v, zero, _mm512_setzero_ps()));
+        }
+    }
+    return nan != 0;
+}
+
+bool cpu_has_avx512() {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+}
+
+}  // namespace
+#pragma GCC diagnostic pop
+#endif
+
+namespace {
+std::atomic<bool> force_portable{false};
+
+bool use_avx512() {
+#ifdef ITERCAST_AVX512
+    static const bool supported = cpu_has_avx512();
+    return supported && !force_portable.load(std::memory_order_relaxed);
+#else
+    return false;
+#endif
+}
+}  // namespace
+
+void set_bit_kernel(BitKernel kernel) { force_portable.store(kernel == BitKernel::Portable); }
+
+const char* bit_kernel_name() { return use_avx512() ? "avx512" : "portable"; }
+
+// Rows first .. first + count of x (or of x[select]) into `transposed`, feature-major over the
+// features the forest splits on, `group` rows per feature (a short group repeats its last row);
+// values LightGBM reads as zero become 0. Returns whether any of those features is NaN.
+bool Forest::transpose(const float* x, std::size_t row_stride, const std::int64_t* select, std::size_t first,
+                       std::size_t count, std::size_t group, float* transposed) const {
+    const std::uint32_t* used = used_features_.data();
+    const std::size_t u = used_features_.size();
+    bool nan = false;
+    for (std::size_t g = 0; g < group; ++g) {
+        const std::size_t i = first + std::min(g, count - 1);
+        const float* in = x + (select ? static_cast<std::size_t>(select[i]) : i) * row_stride;
+        for (std::size_t s = 0; s < u; ++s) {
+            const float v = in[used[s]];
+            nan |= v != v;
+            transposed[s * group + g] = std::fabs(v) <= kZeroThreshold ? 0.0f : v;
+        }
+    }
+    return nan;
+}
+
 void Forest::predict_block(const float* x, std::size_t rows, std::size_t row_stride, double* out,
                            const std::int64_t* select) const {
-    constexpr std::size_t B = 32;  // rows copied per block: 32 x 214 floats stay in L1
     const std::size_t f = static_cast<std::size_t>(num_features_);
     const bool plain = !has_special_ && !has_linear_;  // fast paths unless a row holds NaN
+    const bool wide = plain && bits_ok_ && use_avx512();
+    // rows per block: 32 x 214 floats stay in L1 (general path); the wide kernel takes 64 at once
+    const std::size_t B = wide ? kWideGroup : 32;
+    const std::size_t group = wide ? kWideGroup : kGroup;
     std::vector<float> block(B * std::max<std::size_t>(f, 1));
-    std::vector<float> transposed(kGroup * std::max<std::size_t>(f, 1));
-    auto source_row = [&](std::size_t i) {
-        return x + (select ? static_cast<std::size_t>(select[i]) : i) * row_stride;
-    };
+    std::vector<float> transposed(group * std::max<std::size_t>(used_features_.size(), 1));
+    std::vector<std::uint16_t> masks(wide ? bit_tests_.size() * (kWideGroup / 16) : 0);
     for (std::size_t r0 = 0; r0 < rows; r0 += B) {
         const std::size_t n = std::min(B, rows - r0);
         bool any_nan = false;
         if (plain) {
-            // Each group of 16 rows is copied feature-major straight from x, read as LightGBM reads it.
-            for (std::size_t g0 = 0; g0 < n && !any_nan; g0 += kGroup) {
-                const std::size_t count = std::min(kGroup, n - g0);
-                bool nan = false;
-                for (std::size_t g = 0; g < kGroup; ++g) {  // short groups repeat their last row
-                    const float* in = source_row(r0 + g0 + std::min(g, count - 1));
-                    for (std::size_t j = 0; j < f; ++j) {
-                        const float v = in[j];
-                        nan |= v != v;
-                        transposed[j * kGroup + g] = std::fabs(v) <= kZeroThreshold ? 0.0f : v;
-                    }
-                }
+            // Each group of rows is copied feature-major straight from x, read as LightGBM reads it;
+            // features no split reads are skipped (a NaN there changes no score).
+            for (std::size_t g0 = 0; g0 < n; g0 += group) {
+                const std::size_t count = std::min(group, n - g0);
+#ifdef ITERCAST_AVX512
+                // 32-bit gather offsets: rows of one group, at most 63 row strides apart
+                const bool gather = wide && !select && (kWideGroup - 1) * row_stride < (std::size_t{1} << 31);
+                const bool nan = gather ? transpose_avx512(x + (r0 + g0) * row_stride, row_stride, count,
+                                                           used_features_.data(), used_features_.size(),
+                                                           transposed.data())
+                                        : transpose(x, row_stride, select, r0 + g0, count, group, transposed.data());
+#else
+                const bool nan = transpose(x, row_stride, select, r0 + g0, count, group, transposed.data());
+#endif
                 if (nan) {
                     any_nan = true;  // the whole block takes the general path
                     break;
                 }
-                double sum[kGroup] = {};
+                double sum[kWideGroup] = {};
+#ifdef ITERCAST_AVX512
+                if (wide) {
+                    score_bits_avx512(bit_tests_.data(), bit_tests_.size(), test_splits_.data(), bit_begin_.data(),
+                                      narrow_.data(), roots_.size(), bit_leaf_base_.data(), bit_leaf_value_.data(),
+                                      transposed.data(), masks.data(), sum);
+                } else
+#endif
                 if (bits_ok_) {
                     score_group_bits(transposed.data(), sum);
                 } else {
@@ -659,7 +870,7 @@ void Forest::predict_block(const float* x, std::size_t rows, std::size_t row_str
             if (!any_nan) continue;
         }
         for (std::size_t i = 0; i < n; ++i) {
-            const float* in = source_row(r0 + i);
+            const float* in = x + (select ? static_cast<std::size_t>(select[r0 + i]) : r0 + i) * row_stride;
             float* dst = block.data() + i * f;
             for (std::size_t j = 0; j < f; ++j) {
                 const float v = in[j];

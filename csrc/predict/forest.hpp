@@ -21,6 +21,12 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// Which bit-set kernel scores forests of trees with <= 64 leaves: 64 rows at a time with AVX-512
+// mask registers where the CPU has AVX-512F, otherwise 16 rows with portable vector code.
+enum class BitKernel { Auto, Portable };
+void set_bit_kernel(BitKernel kernel);  // Portable forces the portable kernel (tests compare both)
+const char* bit_kernel_name();          // "avx512" or "portable": what scoring uses now
+
 class Forest {
 public:
     static Forest parse(std::string_view text);
@@ -64,8 +70,10 @@ public:
 
     // The fast path's layout (forests of plain numerical splits, rows without NaN): siblings
     // adjacent, so a step is base + (x > threshold); a row group's features are stored
-    // feature-major, `offset` = feature * kGroup. Leaves are sinks: threshold +inf, base itself.
+    // feature-major, only those the forest splits on (used_features_): `offset` = slot * kGroup,
+    // slot being the feature's place in used_features_. Leaves are sinks: threshold +inf, base itself.
     static constexpr std::size_t kGroup = 16;
+    static constexpr std::size_t kWideGroup = 64;  // rows per group of the AVX-512 bit-set kernel
     struct FastNode {
         float threshold;
         std::uint32_t offset;
@@ -78,14 +86,35 @@ public:
     // from a row's 64-bit leaf set; the exit leaf is the leftmost left. Every split is tested,
     // but for 16 rows at once and with no dependent loads.
     struct BitSplit {
-        std::uint32_t offset;  // feature * kGroup
+        std::uint32_t slot;    // the feature's place in used_features_ (rows at slot * group size)
         float threshold;
-        std::uint64_t keep;    // leaves kept when x > threshold: all but the left subtree's
+        // leaves kept when x > threshold, all but the left subtree's: a 64-bit set as two halves,
+        // leaves 0-31 and 32-63 (kernels keep a row's set as two 32-bit lanes)
+        std::int32_t keep_low;
+        std::int32_t keep_high;
+    };
+
+    // The AVX-512 kernel's form of the same splits: many splits of a forest test the same
+    // (feature, threshold) (LightGBM's thresholds are bin edges; on the CPU collection's boosters
+    // 9,300 splits hold 1,250 distinct tests), so each test is evaluated once per row group into
+    // a mask, and a split only reads its test's mask.
+    struct BitTest {
+        std::uint32_t slot;
+        float threshold;
+    };
+    struct TestSplit {
+        std::uint32_t test;  // index into bit_tests_
+        std::int32_t keep_low;
+        std::int32_t keep_high;
     };
 
 private:
+    void build_used_features();
+    void build_bit_tests();
     void build_bit_splits();
     void score_group_bits(const float* transposed, double* sum) const;
+    bool transpose(const float* x, std::size_t row_stride, const std::int64_t* select, std::size_t first,
+                   std::size_t count, std::size_t group, float* transposed) const;
     void build_fast_nodes();
     void score_group_fast(const float* transposed, double* sum) const;
     void predict_block(const float* x, std::size_t rows, std::size_t row_stride, double* out,
@@ -102,8 +131,13 @@ private:
     bool has_special_ = false;  // any node needing more than `x <= threshold` on non-NaN rows
     std::vector<Node> nodes_;
     std::vector<FastNode> fast_;
+    std::vector<std::uint32_t> used_features_;  // features some split reads, ascending
+    std::vector<std::uint32_t> slot_of_;        // per feature: its place in used_features_
     bool bits_ok_ = false;                   // every tree has <= 64 leaves
     std::vector<BitSplit> bit_splits_;
+    std::vector<BitTest> bit_tests_;      // distinct (slot, threshold), by slot then threshold
+    std::vector<TestSplit> test_splits_;  // bit_splits_ in the same order, by test
+    std::vector<std::uint8_t> narrow_;    // per tree: <= 32 leaves (the leaf sets' high halves stay full)
     std::vector<std::uint32_t> bit_begin_;   // per tree: its splits [bit_begin_[t], bit_begin_[t + 1])
     std::vector<std::uint32_t> bit_leaf_base_;  // per tree: where its leaves start in bit_leaf_value_
     std::vector<double> bit_leaf_value_;        // leaf values, each tree's left to right

@@ -1,6 +1,8 @@
 """Type stubs for itercast._native, the C++ core (csrc/bindings)."""
 
 
+from typing import Literal
+
 import numpy as np
 import numpy.typing as npt
 
@@ -135,5 +137,9 @@ class Forest:
     def has_categorical(self) -> bool: ...
     @property
     def has_linear(self) -> bool: ...
+
+def forest_kernel(kernel: Literal["auto", "portable"] | None = None) -> Literal["avx512", "portable"]:
+    """The bit-set kernel scoring forests of <= 64-leaf trees; 'portable' forces the portable one, 'auto' picks
+    AVX-512 where the CPU has it."""
 
 def unique_rows(x: npt.NDArray[np.generic]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...

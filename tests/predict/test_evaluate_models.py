@@ -109,3 +109,12 @@ def test_ets_reports_the_epochs_it_trained(ets):
 def test_oracle_diagnostic_returns_the_measured_op_time(samples):
     oracle = new_model("oracle", Settings())
     assert oracle.fit(samples[:2]).predict_op_time(samples) == pytest.approx(measured_op_time(samples))
+
+
+@pytest.mark.parametrize("name,predict_rows", [("lightgbm", "central"), ("lightgbm-central", "central"),
+                                               ("lightgbm-all", "all")])
+def test_lightgbm_variants_differ_only_in_the_rows_they_score(samples, name, predict_rows):
+    model = new_model(name, Settings(rounds=5))
+    assert model.name == name and model.predict_rows == predict_rows
+    assert model.label_params == new_model("lightgbm", Settings(rounds=5)).label_params
+    assert np.all(model.fit(samples).predict_op_time(samples) > 0)

@@ -248,3 +248,47 @@ def test_every_tree_size(data, num_leaves):
     booster = train(big, np.repeat(y, 3), rounds=5, num_leaves=num_leaves, min_data_in_leaf=2)
     assert_same_scores(booster, big[:1001])
     assert_same_scores(booster, with_nans(rng, big[:1001], 0.01))
+
+
+@pytest.fixture(params=["auto", "portable"])
+def kernel(request):
+    """Each bit-set kernel in turn: AVX-512 (where the CPU has it) and the portable one."""
+    _native.forest_kernel(request.param)
+    yield _native.forest_kernel()
+    _native.forest_kernel("auto")
+
+
+def test_forest_kernel_names_what_scores():
+    assert _native.forest_kernel() in ("avx512", "portable")
+    try:
+        assert _native.forest_kernel("portable") == "portable"
+    finally:
+        _native.forest_kernel("auto")
+    with pytest.raises(ValueError, match="'auto' or 'portable'"):
+        _native.forest_kernel("fast")
+
+
+@pytest.mark.parametrize("num_leaves", [2, 31, 32, 33, 63, 64])  # one or both halves of the leaf sets
+@pytest.mark.parametrize("rows", [1, 15, 17, 63, 64, 65, 130, 1001])  # whole and partial row groups
+def test_bit_set_kernels_score_as_lightgbm(data, kernel, num_leaves, rows):
+    rng, x, y = data
+    big = np.repeat(x, 3, axis=0) + rng.normal(scale=0.01, size=(3 * len(x), x.shape[1])).astype(np.float32)
+    # features 5 and 6 unused (constant in training): a NaN there changes no score, fast path or not
+    big[:, 5:7] = 0
+    booster = train(big, np.repeat(y, 3), rounds=8, num_leaves=num_leaves, min_data_in_leaf=2)
+    test = big[:rows].copy()
+    assert_same_scores(booster, test)
+    test[:, 5] = np.nan
+    assert_same_scores(booster, test)
+    assert_same_scores(booster, with_nans(rng, big[:rows], 0.02))
+
+
+def test_the_kernels_agree_bit_for_bit(data):
+    rng, x, y = data
+    native = NativeBooster.from_booster(train(x, y, rounds=20, num_leaves=63, min_data_in_leaf=2))
+    try:
+        _native.forest_kernel("portable")
+        portable = native.predict(x)
+    finally:
+        _native.forest_kernel("auto")
+    np.testing.assert_array_equal(native.predict(x), portable)

@@ -34,15 +34,21 @@ def predictor(samples):
     return Predictor(rounds=30).fit(samples)
 
 
-def test_native_prediction_equals_lightgbm(predictor, samples):
+@pytest.mark.parametrize("predict_rows", ["all", "central"])
+def test_native_prediction_equals_lightgbm(predictor, samples, predict_rows):
     """What predict_op_time returned before it scored natively: lightgbm Boosters from the same text."""
     model = next(iter(predictor.models.values())).window_model
     boosters = {label: lightgbm.Booster(model_str=model.boosters[label].model_text) for label in LABELS}
-    rows = rows_of(samples, all_pairs)
+    rows = rows_of(samples, all_pairs if predict_rows == "all" else central_pair_per_op)
     prior = {"duration": to_target(model.roofline.predict_ns(rows.x), model.objective), "gap": 0.0}
     old = op_sums(rows, sum(from_target(boosters[label].predict(rows.x) + prior[label], model.objective)
                             for label in LABELS), len(samples))
-    np.testing.assert_allclose(model.predict_op_time(samples), old, rtol=1e-9)
+    default = model.predict_rows
+    model.predict_rows = predict_rows
+    try:
+        np.testing.assert_allclose(model.predict_op_time(samples), old, rtol=1e-9)
+    finally:
+        model.predict_rows = default
 
 
 def test_loaded_model_predicts_without_lightgbm(predictor, dataset, tmp_path):

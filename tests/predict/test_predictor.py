@@ -154,10 +154,47 @@ def test_the_reconciliation_keeps_a_positive_scale_and_a_cost_per_op():
     assert fit.scale > 0.5 and fit.per_op_ms <= 0
 
 
-def test_train_cli_can_score_each_op_in_its_central_window_only(tiny_collection, dataset, tmp_path, capsys):
-    model = tmp_path / "central.itc"
-    assert main(["train", str(tiny_collection), "-o", str(model), "--rounds", "20", "--predict-rows", "central"]) == 0
+@pytest.mark.parametrize("flag,predict_rows", [([], "central"), (["--predict-rows", "central"], "central"),
+                                               (["--predict-rows", "all"], "all")])
+def test_train_cli_scores_each_op_in_its_central_window_unless_told(tiny_collection, dataset, tmp_path, capsys,
+                                                                    flag, predict_rows):
+    model = tmp_path / "m.itc"
+    assert main(["train", str(tiny_collection), "-o", str(model), "--rounds", "20", *flag]) == 0
     loaded = Predictor.load(model)
-    assert loaded.predict_rows == "central"
-    assert {m.window_model.predict_rows for m in loaded.models.values()} == {"central"}
+    assert loaded.predict_rows == predict_rows
+    assert {m.window_model.predict_rows for m in loaded.models.values()} == {predict_rows}
+    assert loaded.predict(dataset.configs[0].trace_path).predicted_ms > 0
+
+
+def leaves_per_tree(booster) -> list[int]:
+    return [int(line.split("=")[1]) for line in booster.model_text.splitlines() if line.startswith("num_leaves=")]
+
+
+def test_the_gap_booster_is_smaller_than_the_duration_booster(dataset, tmp_path):
+    """By default the gap booster has 31 leaves and half the rounds; label_params sets either booster."""
+    predictor = Predictor(rounds=20, params={"min_data_in_leaf": 2}).fit(dataset)
+    model = predictor.models[predictor.hardware[0]].window_model
+    assert model.boosters["duration"].num_trees == 20 and model.boosters["gap"].num_trees == 10
+    assert max(leaves_per_tree(model.boosters["gap"])) <= 31 < max(leaves_per_tree(model.boosters["duration"]))
+    predictor.save(tmp_path / "m.itc")
+    loaded = Predictor.load(tmp_path / "m.itc").models[predictor.hardware[0]].window_model
+    assert loaded.label_params == model.label_params == {"gap": {"num_leaves": 31, "learning_rate": 0.2,
+                                                                 "rounds": 10}}
+    same = Predictor(rounds=20, params={"min_data_in_leaf": 2}, label_params={}).fit(dataset)
+    assert same.models[predictor.hardware[0]].window_model.boosters["gap"].num_trees == 20
+
+
+def test_a_model_file_from_before_label_params_loads_as_it_was_trained(predictor, dataset, tmp_path):
+    """Files written before the per-booster parameters and the central default: one parameter set, every
+    covering window."""
+    path = tmp_path / "old.itc"
+    predictor.save(path)
+    document = json.loads(path.read_text())
+    for entry in document["hardware"].values():
+        del entry["window_model"]["label_params"]
+        del entry["window_model"]["predict_rows"]
+    path.write_text(json.dumps(document))
+    loaded = Predictor.load(path)
+    model = loaded.models[loaded.hardware[0]].window_model
+    assert model.label_params == {} and model.predict_rows == "all" and loaded.predict_rows == "all"
     assert loaded.predict(dataset.configs[0].trace_path).predicted_ms > 0

@@ -21,7 +21,8 @@ def register(subparsers) -> None:
     parser.add_argument("--models", default=",".join(MODEL_NAMES),
                         help=f"comma-separated, from {','.join(MODEL_NAMES)} (default: all); "
                              f"diagnostic: {','.join(DIAGNOSTICS)} (the test traces' measured op time); "
-                             f"variant: {','.join(VARIANTS)} (one row per op, its most central window)")
+                             f"variants: {','.join(VARIANTS)} (each op from every window covering it, averaged "
+                             f"as ETS; from its most central window, as lightgbm does)")
     parser.add_argument("--rounds", type=int, default=defaults.rounds, help="LightGBM boosting rounds")
     parser.add_argument("--ets-seconds", type=float, default=defaults.ets_seconds,
                         help="wall-clock training budget of the ETS reference per fold")

@@ -15,9 +15,9 @@ def register(subparsers) -> None:
     parser.add_argument("--objective", choices=("log", "l2"), default="log",
                         help="per-op target: log-scaled (default) or raw microseconds")
     parser.add_argument("--rounds", type=int, default=150, help="boosting rounds per target (default 150)")
-    parser.add_argument("--predict-rows", choices=("all", "central"), default="all",
-                        help="score each op in every window covering it, averaged (default, as ETS), or only "
-                             "in its most central window (4x fewer rows to score)")
+    parser.add_argument("--predict-rows", choices=("all", "central"), default="central",
+                        help="score each op only in its most central window (default), or in every window "
+                             "covering it, averaged, as ETS (4x more rows to score)")
     parser.add_argument("--dask", metavar="ADDRESS",
                         help="featurise and train on this dask.distributed scheduler")
     parser.add_argument("--json", action="store_true", help="print one JSON object")

@@ -141,15 +141,18 @@ class Predictor:
     """Iteration-time predictor, read like LightGBM's: fit / predict / save / load."""
 
     def __init__(self, width: int = DEFAULT_WIDTH, stride: int = DEFAULT_STRIDE, objective: str = "log",
-                 rounds: int = DEFAULT_ROUNDS, params: dict | None = None, seed: int = 0, predict_rows: str = "all"):
+                 rounds: int = DEFAULT_ROUNDS, params: dict | None = None, seed: int = 0, predict_rows: str = "central",
+                 label_params: dict[str, dict] | None = None):
         self.width, self.stride = width, stride
         self.objective, self.rounds, self.params, self.seed = objective, rounds, params, seed
-        # "all": each op from every window covering it, averaged (ETS); "central": its most central one.
+        # "central": each op from its most central window (default); "all": every covering window, averaged (ETS).
         self.predict_rows = predict_rows
+        self.label_params = label_params  # per booster (duration, gap); None: default_label_params
         self.models: dict[str, HardwareModel] = {}
 
     def new_window_model(self) -> WindowLGBM:
-        return WindowLGBM(self.objective, self.rounds, self.params, self.seed, predict_rows=self.predict_rows)
+        return WindowLGBM(self.objective, self.rounds, self.params, self.seed, predict_rows=self.predict_rows,
+                          label_params=self.label_params)
 
     def fit(self, data: Dataset | list[TraceSample], client=None) -> "Predictor":
         """Trains one model per hardware key of the dataset (or of the given samples)."""

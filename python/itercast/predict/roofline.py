@@ -25,10 +25,18 @@ GROUPS = len(CLASS_COLUMNS) * len(_PHASE_COLUMNS)
 MIN_OPS_PER_GROUP = 10
 
 
+def _columns(indices: list[int]):
+    """A slice where the columns are contiguous (read without a copy), else the list."""
+    return slice(indices[0], indices[-1] + 1) if indices == list(range(indices[0], indices[-1] + 1)) else indices
+
+
+_CLASSES, _PHASES = _columns(CLASS_COLUMNS), _columns(_PHASE_COLUMNS)
+
+
 def group_of(x: np.ndarray) -> np.ndarray:
     """(op class, phase) group of each row; rows start with the op's own features."""
-    op_class = np.argmax(x[:, CLASS_COLUMNS], axis=1)
-    return op_class * len(_PHASE_COLUMNS) + np.argmax(x[:, _PHASE_COLUMNS], axis=1)
+    op_class = np.argmax(x[:, _CLASSES], axis=1)
+    return op_class * len(_PHASE_COLUMNS) + np.argmax(x[:, _PHASES], axis=1)
 
 
 def work(x: np.ndarray) -> np.ndarray:
@@ -60,7 +68,10 @@ class Roofline:
         return cls(coefficients)
 
     def predict_ns(self, x: np.ndarray) -> np.ndarray:
-        return np.einsum("ij,ij->i", work(x), self.coefficients[group_of(x)]) * 1e3
+        c = self.coefficients[group_of(x)]
+        flops = np.expm1(x[:, LOG_FLOPS].astype(np.float64))
+        bytes_ = np.expm1(x[:, LOG_BYTES].astype(np.float64))
+        return (c[:, 0] + flops * c[:, 1] + bytes_ * c[:, 2]) * 1e3  # work(x) . c, without the stack
 
     def to_list(self) -> list[list[float]]:
         return self.coefficients.tolist()

@@ -57,27 +57,69 @@ def _compact(blocks: np.ndarray) -> np.ndarray:
     return out
 
 
+def _compact_ops(ops: np.ndarray) -> np.ndarray:
+    """(ops, 4): the neighbour view of op feature rows, as :func:`_compact` gives it for an op's slot."""
+    out = np.empty((len(ops), len(NEIGHBOUR_FEATURES)), dtype=np.float32)
+    out[:, 0] = 1
+    out[:, 1] = np.argmax(ops[:, _CLASS_SLICE], axis=-1)
+    out[:, 2] = ops[:, LOG_FLOPS]
+    out[:, 3] = ops[:, LOG_BYTES]
+    return out
+
+
+def in_order(windows: Windows) -> bool:
+    """Whether these are one iteration's windows in order, starting at 0, stride, 2 stride, ...
+
+    As featurisation makes them (a :class:`TraceSample`, or one iteration in prediction).
+    """
+    index = windows.index
+    return (len(index) > 0 and bool((index[:, 0] == index[0, 0]).all())
+            and np.array_equal(index[:, 1], np.arange(len(index)) * windows.stride))
+
+
 def window_rows(windows: Windows, pairs: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """Feature rows for the given (window, position) pairs.
 
     Written into one preallocated array: at ~4 rows per op this is a good part of
     prediction time, and neighbours are read from a compact per-slot view rather
-    than from whole gathered feature blocks.
+    than from whole gathered feature blocks. When the pairs hold each op of one
+    iteration once, in order (:func:`central_pair_per_op`), a row's neighbours are
+    the ops of the rows before and after it, and the view is built from the rows
+    themselves (the same values, for a quarter of the work).
     """
     window, position = pairs
     width = windows.width
     blocks = windows.x[:, : width * (F + 1)].reshape(len(windows), width, F + 1)
     count = windows.index[window, 2]
     out = np.empty((len(window), COLUMNS), dtype=np.float32)
-    out[:, :F] = blocks[window, position, 1:]
+    op = windows.index[window, 1] + position
+    each_op_in_order = in_order(windows) and np.array_equal(op, np.arange(len(op)))
+    if each_op_in_order:
+        # an op's block is the same in every window: ops from the first stride slots of each
+        # window, the rest from the last window (strided copies, no gather)
+        before_last = (len(windows) - 1) * windows.stride
+        # (a view of out's rows, window by window: one copy, no temporary)
+        out[:before_last].reshape(len(windows) - 1, windows.stride, COLUMNS)[:, :, :F] = \
+            blocks[:-1, : windows.stride, 1:]
+        out[before_last:, :F] = blocks[-1, : len(op) - before_last, 1:]
+    else:
+        out[:, :F] = blocks[window, position, 1:]
     at = F + AGGREGATES
     out[:, F:at] = windows.x[window, width * (F + 1): width * (F + 1) + AGGREGATES]
-    compact = _compact(blocks)
     k = len(NEIGHBOUR_FEATURES)
-    out[:, at: at + k] = compact[window, np.maximum(position - 1, 0)]
+    if each_op_in_order:
+        own = _compact_ops(out[:, :F])
+        out[1:, at: at + k] = own[:-1]
+        out[:-1, at + k: at + 2 * k] = own[1:]
+        # the first op's previous and the last op's next are at window edges: zeroed below
+        out[:1, at: at + k] = 0
+        out[-1:, at + k: at + 2 * k] = 0
+    else:
+        compact = _compact(blocks)
+        out[:, at: at + k] = compact[window, np.maximum(position - 1, 0)]
+        out[:, at + k: at + 2 * k] = compact[window, np.minimum(position + 1, width - 1)]
     out[position <= 0, at: at + k] = 0
     at += k
-    out[:, at: at + k] = compact[window, np.minimum(position + 1, width - 1)]
     out[position + 1 >= count, at: at + k] = 0
     at += k
     out[:, at] = position
@@ -107,7 +149,10 @@ def central_pair_per_op(windows: Windows) -> tuple[np.ndarray, np.ndarray]:
 
     A quarter of the rows of :func:`all_pairs` at stride 3, for prediction; the middle
     of a window is that of its ops, (count - 1) / 2, so short last windows count too.
+    Pairs come in op order.
     """
+    if in_order(windows):
+        return _central_in_order(windows)
     window, position = all_pairs(windows)
     op = windows.index[window, 1] + position
     off_centre = np.abs(2 * position - (windows.index[window, 2] - 1))
@@ -116,6 +161,31 @@ def central_pair_per_op(windows: Windows) -> tuple[np.ndarray, np.ndarray]:
     first[1:] = op[order][1:] != op[order][:-1]
     keep = order[first]
     return window[keep], position[keep]
+
+
+def _central_in_order(windows: Windows) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`central_pair_per_op` for one iteration's windows in order (:func:`in_order`), without sorting.
+
+    Every window but the last is full (the last is the first to reach the iteration's end), and
+    op i sits |2 (i - k stride) - (width - 1)| off the middle of full window k: V-shaped in k, so
+    the nearest full window is the nearest k to the middle, clamped to those covering i (the
+    earlier on a tie). The last window wins only where strictly nearer.
+    """
+    stride, width, last = windows.stride, windows.width, len(windows) - 1
+    ops = int(windows.index[-1, 1] + windows.index[-1, 2])
+    op = np.arange(ops)
+    twice = 2 * op - (width - 1)  # twice the op's offset from a window's middle when the window starts at 0
+    k = -((stride - twice) // (2 * stride))  # ceil((twice - stride) / (2 stride)): nearest, earlier on a tie
+    lowest = np.maximum(0, -((width - 1 - op) // stride))  # ceil((i - width + 1) / stride)
+    highest = np.minimum(last - 1, op // stride)
+    k = np.minimum(np.maximum(k, lowest), highest)
+    full = lowest <= highest  # some full window covers the op
+    off_full = np.abs(twice - 2 * stride * k)
+    position_last = op - last * stride
+    off_last = np.abs(2 * position_last - (windows.index[-1, 2] - 1))
+    use_last = (position_last >= 0) & (~full | (off_last < off_full))
+    window = np.where(use_last, last, k)
+    return window, op - window * stride
 
 
 def rows_of(samples, pairs_of) -> Rows:
@@ -135,15 +205,23 @@ def rows_of(samples, pairs_of) -> Rows:
 
 def recorded_ops(windows: Windows) -> float:
     """Ops the profiler recorded in these windows' iteration: each op and the framework ops nested in it."""
-    window, position = all_pairs(windows)
-    first = np.unique(windows.index[window, 1] + position, return_index=True)[1]
-    own = windows.x[window[first], position[first] * (F + 1) + 1 + LOG_NESTED_OPS].astype(np.float64)
+    column = 1 + LOG_NESTED_OPS
+    if in_order(windows):  # each op once: the first stride slots of each window, then the last window's rest
+        blocks = windows.x[:, : windows.width * (F + 1)].reshape(len(windows), windows.width, F + 1)
+        rest = windows.index[-1, 2]
+        own = np.concatenate([blocks[:-1, : windows.stride, column].ravel(), blocks[-1, :rest, column]])
+    else:
+        window, position = central_pair_per_op(windows)  # each op once
+        own = windows.x[window, position * (F + 1) + column]
+    own = own.astype(np.float64)
     return float(np.sum(1.0 + np.rint(np.expm1(own))))  # counts, stored as float32 logs
 
 
 def op_sums(rows: Rows, predicted: np.ndarray, samples: int) -> np.ndarray:
     """Per sample: predictions averaged over each op's covering windows, summed over its ops."""
     key = rows.sample.astype(np.int64) << 32 | rows.op.astype(np.int64)
+    if len(key) and bool((key[1:] > key[:-1]).all()):  # each op once (central rows): nothing to average
+        return np.bincount(rows.sample, weights=predicted, minlength=samples)
     unique, inverse = np.unique(key, return_inverse=True)
     per_op = np.bincount(inverse, weights=predicted) / np.bincount(inverse)
     return np.bincount((unique >> 32).astype(np.int64), weights=per_op, minlength=samples)

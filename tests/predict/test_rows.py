@@ -1,0 +1,84 @@
+"""Prediction rows of one iteration in order take shortcuts; they must equal the general path's rows."""
+
+import numpy as np
+import pytest
+
+from itercast.features import Windows
+from itercast.predict import rows as R
+
+
+def iteration_windows(ops: int, width: int, stride: int, seed: int = 0) -> Windows:
+    """One iteration's windows as featurisation lays them out: starts 0, stride, ..., the last the first to reach
+    the end; each op's block (is_op, features) the same in every window holding it, padding all zero."""
+    rng = np.random.default_rng(seed)
+    features = rng.normal(size=(ops, R.F)).astype(np.float32)
+    features[:, R.CLASS_COLUMNS] = 0
+    features[np.arange(ops), rng.choice(R.CLASS_COLUMNS, ops)] = 1
+    features[:, R.LOG_NESTED_OPS] = np.log1p(rng.integers(0, 5, ops)).astype(np.float32)
+    starts = [0]
+    while starts[-1] + width < ops:
+        starts.append(starts[-1] + stride)
+    x = np.zeros((len(starts), width * (R.F + 1) + R.AGGREGATES), dtype=np.float32)
+    y = np.zeros((len(starts), width, 2))
+    index = np.zeros((len(starts), 3), dtype=np.int64)
+    for k, start in enumerate(starts):
+        count = min(width, ops - start)
+        index[k] = (7, start, count)
+        blocks = x[k, : width * (R.F + 1)].reshape(width, R.F + 1)
+        blocks[:count, 0] = 1
+        blocks[:count, 1:] = features[start: start + count]
+        x[k, width * (R.F + 1):] = rng.normal(size=R.AGGREGATES)
+        y[k, :count] = rng.random((count, 2))
+    return Windows(x, y, y.sum(axis=(1, 2)), index, width, stride)
+
+
+def general(monkeypatch, function, *args):
+    """``function`` as for windows that are not one iteration's in order (sorting and gathering)."""
+    with monkeypatch.context() as patch:
+        patch.setattr(R, "in_order", lambda windows: False)
+        return function(*args)
+
+
+@pytest.mark.parametrize("width,stride", [(12, 3), (12, 1), (12, 12), (5, 2), (4, 3), (1, 1)])
+@pytest.mark.parametrize("ops", [1, 2, 3, 4, 5, 11, 12, 13, 14, 15, 16, 40, 101])
+def test_shortcuts_equal_the_general_path(monkeypatch, ops, width, stride):
+    windows = iteration_windows(ops, width, stride, seed=ops)
+    assert R.in_order(windows)
+    window, position = R.central_pair_per_op(windows)
+    expected = general(monkeypatch, R.central_pair_per_op, windows)
+    np.testing.assert_array_equal(window, expected[0])
+    np.testing.assert_array_equal(position, expected[1])
+    assert np.array_equal(windows.index[window, 1] + position, np.arange(ops))  # each op once, in order
+    rows = R.window_rows(windows, (window, position))
+    assert rows.tobytes() == general(monkeypatch, R.window_rows, windows, (window, position)).tobytes()
+    assert R.recorded_ops(windows) == general(monkeypatch, R.recorded_ops, windows)
+
+
+def test_other_windows_take_the_general_path():
+    windows = iteration_windows(40, 12, 3)
+    backwards = Windows(windows.x[::-1], windows.y[::-1], windows.y_sum[::-1], windows.index[::-1], 12, 3)
+    assert not R.in_order(backwards)
+    window, position = R.central_pair_per_op(backwards)
+    assert np.array_equal(np.sort(backwards.index[window, 1] + position), np.arange(40))
+    two = Windows.concatenate([windows, iteration_windows(40, 12, 3, seed=1)])
+    two.index[len(windows):, 0] = 8
+    assert not R.in_order(two)
+
+
+def test_op_sums_of_one_row_per_op_is_a_plain_sum():
+    windows = iteration_windows(40, 12, 3)
+    rows = R.rows_of([windows_sample(windows)] * 2, R.central_pair_per_op)
+    predicted = np.random.default_rng(0).random(len(rows.x))
+    sums = R.op_sums(rows, predicted, 2)
+    np.testing.assert_allclose(sums, [predicted[:40].sum(), predicted[40:].sum()], rtol=1e-12)
+    every = R.rows_of([windows_sample(windows)], R.all_pairs)
+    per_window = np.arange(len(every.x), dtype=float)
+    op = every.op
+    expected = sum(per_window[op == i].mean() for i in range(40))
+    np.testing.assert_allclose(R.op_sums(every, per_window, 1), [expected], rtol=1e-12)
+
+
+def windows_sample(windows):
+    from itercast.predict.dataset import TraceSample
+
+    return TraceSample(None, windows, 40, 0.0, 0.0)
