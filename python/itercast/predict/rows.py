@@ -67,6 +67,17 @@ def _compact_ops(ops: np.ndarray) -> np.ndarray:
     return out
 
 
+def _op_blocks(windows: Windows) -> np.ndarray:
+    """(windows, width, F + 1): each window's per-op feature blocks, a view."""
+    return windows.x[:, : windows.width * (F + 1)].reshape(len(windows), windows.width, F + 1)
+
+
+def _each_op_once(windows: Windows, blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For windows :func:`in_order`, every op's block exactly once, in op order, as two views: the
+    first ``stride`` slots of each window but the last, then the last window's ops."""
+    return blocks[:-1, : windows.stride], blocks[-1, : windows.index[-1, 2]]
+
+
 def in_order(windows: Windows) -> bool:
     """Whether these are one iteration's windows in order, starting at 0, stride, 2 stride, ...
 
@@ -89,7 +100,7 @@ def window_rows(windows: Windows, pairs: tuple[np.ndarray, np.ndarray]) -> np.nd
     """
     window, position = pairs
     width = windows.width
-    blocks = windows.x[:, : width * (F + 1)].reshape(len(windows), width, F + 1)
+    blocks = _op_blocks(windows)
     count = windows.index[window, 2]
     out = np.empty((len(window), COLUMNS), dtype=np.float32)
     op = windows.index[window, 1] + position
@@ -97,11 +108,11 @@ def window_rows(windows: Windows, pairs: tuple[np.ndarray, np.ndarray]) -> np.nd
     if each_op_in_order:
         # an op's block is the same in every window: ops from the first stride slots of each
         # window, the rest from the last window (strided copies, no gather)
+        head, tail = _each_op_once(windows, blocks)
         before_last = (len(windows) - 1) * windows.stride
         # (a view of out's rows, window by window: one copy, no temporary)
-        out[:before_last].reshape(len(windows) - 1, windows.stride, COLUMNS)[:, :, :F] = \
-            blocks[:-1, : windows.stride, 1:]
-        out[before_last:, :F] = blocks[-1, : len(op) - before_last, 1:]
+        out[:before_last].reshape(len(windows) - 1, windows.stride, COLUMNS)[:, :, :F] = head[..., 1:]
+        out[before_last:, :F] = tail[:, 1:]
     else:
         out[:, :F] = blocks[window, position, 1:]
     at = F + AGGREGATES
@@ -206,10 +217,9 @@ def rows_of(samples, pairs_of) -> Rows:
 def recorded_ops(windows: Windows) -> float:
     """Ops the profiler recorded in these windows' iteration: each op and the framework ops nested in it."""
     column = 1 + LOG_NESTED_OPS
-    if in_order(windows):  # each op once: the first stride slots of each window, then the last window's rest
-        blocks = windows.x[:, : windows.width * (F + 1)].reshape(len(windows), windows.width, F + 1)
-        rest = windows.index[-1, 2]
-        own = np.concatenate([blocks[:-1, : windows.stride, column].ravel(), blocks[-1, :rest, column]])
+    if in_order(windows):
+        head, tail = _each_op_once(windows, _op_blocks(windows))
+        own = np.concatenate([head[..., column].ravel(), tail[:, column]])
     else:
         window, position = central_pair_per_op(windows)  # each op once
         own = windows.x[window, position * (F + 1) + column]
