@@ -54,18 +54,27 @@ values = st.recursive(scalars, lambda inner: st.one_of(
 
 
 @st.composite
-def member(draw, key):
-    key_text = escape_some(draw(st.integers(0, 2**60)) if draw(st.booleans()) else 0, key)
+def member_value(draw, key):
+    """JSON text of a value for `key`, of the kind traces give it."""
     if key in ("cat", "name", "ph") or key == "stream" and draw(st.booleans()):
-        value = json.dumps(draw(backslash_runs))
-    elif key in ("ts", "dur"):  # within int64 nanoseconds (beyond is an error, tested elsewhere)
-        value = draw(numbers.filter(lambda n: abs(Decimal(n)) < 10**15))
-    elif key in ("pid", "tid", "External id", "Sequence number", "bytes", "device"):
-        value = draw(numbers.filter(lambda n: abs(Decimal(n)) < 2**63))  # the reference has no int64 overflow
-    elif key.startswith("Input"):  # lists, as in traces (a float here would read back as float, not Decimal)
-        value = draw(st.lists(values, max_size=4).map(lambda xs: "[" + ", ".join(xs) + "]"))
-    else:
-        value = draw(values)
+        return json.dumps(draw(backslash_runs))
+    if key in ("ts", "dur"):  # within int64 nanoseconds (beyond is an error, tested elsewhere)
+        return draw(numbers.filter(lambda n: abs(Decimal(n)) < 10**15))
+    if key in ("pid", "tid", "External id", "Sequence number", "bytes", "device"):
+        return draw(numbers.filter(lambda n: abs(Decimal(n)) < 2**63))  # the reference has no int64 overflow
+    if key.startswith("Input"):  # lists, as in traces (a float here would read back as float, not Decimal)
+        return draw(st.lists(values, max_size=4).map(lambda xs: "[" + ", ".join(xs) + "]"))
+    return draw(values)
+
+
+def escaped_key(draw, key):
+    return escape_some(draw(st.integers(0, 2**60)) if draw(st.booleans()) else 0, key)
+
+
+@st.composite
+def member(draw, key):
+    key_text = escaped_key(draw, key)
+    value = draw(member_value(key))
     space = draw(st.sampled_from(["", " ", "\n      "]))
     return f'{space}"{key_text}":{draw(st.sampled_from(["", " "]))}{value}'
 

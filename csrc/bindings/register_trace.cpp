@@ -28,6 +28,7 @@ public:
     // Moves the events gathered so far out as numpy columns.
     py::dict take_events() {
         py::dict columns;
+        sink_.trim();
 #define ITERCAST_EXPORT_COLUMN(type, field) columns[#field] = to_numpy(std::move(sink_.field));
         ITERCAST_EVENT_COLUMNS(ITERCAST_EXPORT_COLUMN)
 #undef ITERCAST_EXPORT_COLUMN

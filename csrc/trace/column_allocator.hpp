@@ -146,6 +146,16 @@ struct ColumnAllocator {
         }
     }
 
+    // Default-initialises: resize() leaves new numbers unwritten (and their pages untouched).
+    template <class U>
+    void construct(U* pointer) noexcept {
+        ::new (static_cast<void*>(pointer)) U;
+    }
+    template <class U, class... Args>
+    void construct(U* pointer, Args&&... args) {
+        ::new (static_cast<void*>(pointer)) U(std::forward<Args>(args)...);
+    }
+
     template <class U>
     bool operator==(const ColumnAllocator<U>&) const { return true; }
     template <class U>

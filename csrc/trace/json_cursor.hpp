@@ -111,6 +111,32 @@ inline const char* accumulate_digits(const char* q, const char* end, uint64_t& m
     return q;
 }
 
+// [-]digits[.digits] with at most 18 digits and no exponent: exact in uint64.
+struct PlainNumber {
+    uint64_t digits = 0;
+    ptrdiff_t fraction_digits = 0;
+    bool negative = false;
+};
+
+inline bool read_plain_number(const char*& p, const char* end, PlainNumber& out) {
+    const char* q = p;
+    out.negative = *q == '-';
+    q += out.negative;
+    const char* integer_start = q;
+    q = accumulate_digits(q, end, out.digits);
+    const ptrdiff_t integer_digits = q - integer_start;
+    if (q < end && *q == '.') {
+        const char* fraction_start = ++q;
+        q = accumulate_digits(q, end, out.digits);
+        out.fraction_digits = q - fraction_start;
+        if (out.fraction_digits == 0) return false;
+    }
+    if (integer_digits == 0 || integer_digits + out.fraction_digits > 18 || q >= end || *q == 'e' || *q == 'E')
+        return false;
+    p = q;
+    return true;
+}
+
 #if defined(__SSE2__)
 // Bit i set where p[i] is '"' or '\\', for the 16 bytes at p (all readable).
 inline unsigned quote_or_backslash_mask(const char* p) {

@@ -10,20 +10,11 @@
 #include <vector>
 
 #include "trace/event.hpp"
-#include "trace/json_cursor.hpp"
+#include "trace/event_parser.hpp"
 #include "trace/string_table.hpp"
 #include "trace/value_splitter.hpp"
 
 namespace itercast::trace {
-
-// Buffers and per-field caches that parse_event reuses from one event to the next.
-struct EventScratch {
-    std::string text;  // an unescaped string value
-    std::string key;   // an unescaped key
-    // Each field's previous interned id (StringTable::intern_recent).
-    int32_t last_cat = -1, last_name = -1, last_input_types = -1, last_input_dims = -1, last_id_string = -1;
-    int32_t last_concrete_inputs = -1;
-};
 
 class Scanner {
 public:
@@ -94,9 +85,5 @@ private:
     std::vector<std::pair<std::string, std::string>> metadata_;
     EventScratch scratch_;
 };
-
-// Parses one complete event object starting at c.p ('{'). Throws NeedMore if
-// the buffer ends first, ParseError if it is malformed.
-void parse_event(Cursor& c, Event& event, StringTable& strings, EventScratch& scratch);
 
 }  // namespace itercast::trace

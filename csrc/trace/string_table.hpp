@@ -59,11 +59,13 @@ public:
     // intern(), checking first whether `text` is the string of id `last`
     // (a field's previous value, or -1), which then needs no hashing; sets `last`.
     int32_t intern_recent(std::string_view text, int32_t& last) {
-        if (last >= 0) {
-            const std::string_view previous = strings_[static_cast<size_t>(last)];
-            if (previous.size() == text.size() && same_bytes(previous.data(), text.data(), text.size())) return last;
-        }
+        if (last >= 0 && holds(last, text)) return last;
         return last = intern(text);
+    }
+    // Whether `id` is the id of `text`.
+    bool holds(int32_t id, std::string_view text) const {
+        const std::string_view string = strings_[static_cast<size_t>(id)];
+        return string.size() == text.size() && same_bytes(string.data(), text.data(), text.size());
     }
     // Id of `text`, or -1 if it was never interned.
     int32_t find(std::string_view text) const { return slots_[slot_for(text, hash_bytes(text.data(), text.size()))].id; }

@@ -1,0 +1,98 @@
+#pragma once
+// Learned layouts of trace events. A profiler writes every event of one kind
+// with the same keys, in the same order, with the same spacing; only the
+// values change. A layout is such an event's text with the values cut out:
+// the fixed text between values ("glue") and the column each value goes to.
+//
+// Matching an event against a layout compares its glue bytes and reads each
+// value with the ordinary field readers, so key lookups, whitespace and
+// separators cost one compare. A matched event has byte for byte the keys,
+// spacing and separators of an event that parsed, and the same kind of value
+// in each place, so it parses to what the member-by-member path would give;
+// anything else fails the match and the event is parsed that way instead.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trace/event.hpp"
+#include "trace/event_field.hpp"
+#include "trace/json_cursor.hpp"
+#include "trace/string_table.hpp"
+
+namespace itercast::trace {
+
+struct EventScratch;
+
+class EventLayout {
+public:
+    // The layout of the event text [begin, end) (one complete object that
+    // parsed); false where it has none worth keeping (too large, unusual).
+    bool learn(const char* begin, const char* end, std::string& key_scratch);
+
+    // Parses the event at c.p ('{') if it has this layout: true with c.p past
+    // it. false where it does not; `e` may then be partly filled. Throws what
+    // the field readers throw.
+    bool parse(Cursor& c, Event& e, StringTable& strings, EventScratch& scratch);
+
+    uint64_t last_used = 0;
+
+private:
+    // Which kind of JSON value a slot held: the first byte's class.
+    enum class ValueKind : uint8_t { kString, kNumber, kObject, kArray, kLiteral, kOther };
+    static ValueKind kind_of(char first);
+
+    // How a slot's value is read: the common cases inline, the rest by read_field.
+    enum class Reader : uint8_t { kTime, kInt, kString, kPhase, kSkipString, kSkipNumber, kField };
+
+    struct Slot {
+        uint32_t glue_begin;  // into glue_
+        uint32_t glue_size;   // the text before the value
+        Field field;
+        ValueKind kind;
+        Reader reader;
+        int64_t Event::*number = nullptr;   // kTime, kInt
+        int32_t Event::*string = nullptr;   // kString
+        int32_t last_id = kNoString;        // kString: the id of the value this slot held last
+    };
+
+    static Slot make_slot(uint32_t glue_begin, uint32_t glue_size, Field field, ValueKind kind);
+    bool read_slot(Slot& slot, Cursor& c, Event& e, StringTable& strings, EventScratch& scratch);
+    void add_glue(const char* begin, const char* end);
+    bool walk_object(Cursor& c, bool top_level, const char*& glue_start, std::string& key_scratch);
+
+    std::string glue_;  // every slot's glue, then the tail's, then 16 bytes of padding
+    std::vector<Slot> slots_;
+    uint32_t tail_begin_ = 0, tail_size_ = 0;
+};
+
+// A few layouts, the most recently used first in line.
+class EventLayouts {
+public:
+    static constexpr size_t kCapacity = 8;
+
+    // Parses the event at c.p with a layout it matches; false (c.p back at the
+    // event, `e` reset) where none does or a reader threw.
+    bool parse(Cursor& c, Event& e, StringTable& strings, EventScratch& scratch);
+
+    // After parse() returned false and the event [begin, end) parsed the
+    // usual way: learns its layout, unless recent layouts went unused (then
+    // only every kRetryMisses misses, so that events of ever-changing shape
+    // cost little).
+    void learn(const char* begin, const char* end, std::string& key_scratch);
+
+    size_t size() const { return layouts_.size(); }
+
+private:
+    static constexpr uint32_t kRetryMisses = 64;
+    static constexpr int kMaxUnproven = 2;
+
+    std::vector<EventLayout> layouts_;
+    std::vector<bool> proven_;  // matched at least once since learnt
+    std::array<uint8_t, kCapacity> successor_{};  // the layout that matched after each one last time
+    size_t last_hit_ = 0;
+    uint64_t clock_ = 0;
+    uint32_t misses_since_learn_ = 0;
+};
+
+}  // namespace itercast::trace
