@@ -192,82 +192,131 @@ inline bool EventLayout::read_slot(Slot& slot, Cursor& c, Event& e, StringTable&
     return true;
 }
 
-bool EventLayout::parse(Cursor& c, Event& e, StringTable& strings, EventScratch& scratch) {
+EventLayout::Progress EventLayout::parse_from(uint32_t first, Cursor& c, Event& e, StringTable& strings,
+                                              EventScratch& scratch) {
     const char* glue = glue_.data();
-    for (Slot& slot : slots_) {
-        if (c.end - c.p < static_cast<ptrdiff_t>(slot.glue_size) + 16) return false;
-        if (!same_glue(c.p, glue + slot.glue_begin, slot.glue_size)) return false;
-        c.p += slot.glue_size;
-        if (kind_of(*c.p) != slot.kind) return false;
-        read_slot(slot, c, e, strings, scratch);
+    const auto count = static_cast<uint32_t>(slots_.size());
+    Progress progress;
+    uint32_t i = first;
+    try {
+        for (; i < count; ++i) {
+            Slot& slot = slots_[i];
+            if (c.end - c.p < static_cast<ptrdiff_t>(slot.glue_size) + 16 ||
+                !same_glue(c.p, glue + slot.glue_begin, slot.glue_size) || kind_of(c.p[slot.glue_size]) != slot.kind) {
+                progress.slot = i;
+                return progress;
+            }
+            c.p += slot.glue_size;
+            read_slot(slot, c, e, strings, scratch);
+        }
+    } catch (const NeedMore&) {
+        progress.dirty = true;
+    } catch (const ParseError&) {
+        progress.dirty = true;
     }
-    if (c.end - c.p < static_cast<ptrdiff_t>(tail_size_) + 16) return false;
-    if (!same_glue(c.p, glue + tail_begin_, tail_size_)) return false;
+    progress.slot = i;
+    if (progress.dirty || c.end - c.p < static_cast<ptrdiff_t>(tail_size_) + 16 ||
+        !same_glue(c.p, glue + tail_begin_, tail_size_))
+        return progress;
     c.p += tail_size_;
-    return true;
+    progress.matched = true;
+    return progress;
+}
+
+uint32_t EventLayout::shared_slots(const EventLayout& other) const {
+    const size_t count = std::min(slots_.size(), other.slots_.size());
+    uint32_t shared = 0;
+    for (; shared < count; ++shared) {
+        const Slot& a = slots_[shared];
+        const Slot& b = other.slots_[shared];
+        if (a.glue_size != b.glue_size || a.field != b.field || a.kind != b.kind ||
+            glue_.compare(a.glue_begin, a.glue_size, other.glue_, b.glue_begin, b.glue_size) != 0)
+            break;
+    }
+    return shared;
+}
+
+bool EventLayout::same_as(const EventLayout& other) const {
+    return slots_.size() == other.slots_.size() && shared_slots(other) == slots_.size() &&
+           tail_size_ == other.tail_size_ &&
+           glue_.compare(tail_begin_, tail_size_, other.glue_, other.tail_begin_, other.tail_size_) == 0;
 }
 
 bool EventLayouts::parse(Cursor& c, Event& e, StringTable& strings, EventScratch& scratch) {
     const size_t count = layouts_.size();
     if (count == 0) return false;
     const char* start = c.p;
-    const int64_t offset = e.offset;
-    ++clock_;
     // Kinds of events come in cycles (metadata triples, an op then its
-    // kernel): the layout that followed the last one last time goes first.
-    const size_t predicted = successor_[last_hit_];
-    for (size_t tried = 0; tried <= count; ++tried) {
-        size_t index;
-        if (tried == 0) {
-            index = predicted;
-        } else if (tried == 1) {
-            index = last_hit_;
-        } else {
-            index = tried - 2;
-        }
-        if (index >= count || (tried > 0 && index == predicted) || (tried > 1 && index == last_hit_)) continue;
-        bool matched = false;
-        try {
-            matched = layouts_[index].parse(c, e, strings, scratch);
-        } catch (const NeedMore&) {
-        } catch (const ParseError&) {
-        }
-        if (matched) {
-            successor_[last_hit_] = static_cast<uint8_t>(index);
-            last_hit_ = index;
-            layouts_[index].last_used = clock_;
+    // runtime call): the layout that followed the last one last time goes
+    // first, then the most recently used.
+    const uint8_t predicted = successor_[order_[0]];
+    int last_tried = -1;
+    uint32_t read = 0;  // slots of the event read into e (by last_tried), c.p at the next one's glue
+    for (size_t k = 0; k <= count; ++k) {
+        const uint8_t index = k == 0 ? predicted : order_[k - 1];
+        if (k > 0 && index == predicted) continue;
+        // The text matched last_tried's first `read` slots; a layout that
+        // differs from it there cannot match the event.
+        if (last_tried >= 0 && shared_[last_tried][index] < read) continue;
+        const EventLayout::Progress progress = layouts_[index].parse_from(read, c, e, strings, scratch);
+        if (progress.matched) {
             proven_[index] = true;
+            promote(index);
             return true;
         }
-        c.p = start;
-        e.reset(offset);
+        if (progress.dirty) break;  // a value the readers reject: the usual path words the error
+        last_tried = index;
+        read = progress.slot;
     }
+    c.p = start;
+    e.reset(e.offset);
     return false;
+}
+
+void EventLayouts::promote(uint8_t index) {
+    successor_[order_[0]] = index;
+    size_t at = 0;
+    while (order_[at] != index) ++at;
+    for (; at > 0; --at) order_[at] = order_[at - 1];
+    order_[0] = index;
+}
+
+void EventLayouts::set_layout(uint8_t index, EventLayout&& layout) {
+    if (index == layouts_.size()) {
+        layouts_.push_back(std::move(layout));
+    } else {
+        layouts_[index] = std::move(layout);
+    }
+    proven_[index] = false;
+    for (size_t other = 0; other < layouts_.size(); ++other) {
+        const auto shared = static_cast<uint8_t>(layouts_[index].shared_slots(layouts_[other]));
+        shared_[index][other] = shared_[other][index] = shared;
+    }
 }
 
 void EventLayouts::learn(const char* begin, const char* end, std::string& key_scratch) {
     ++misses_since_learn_;
-    const auto unproven = std::count(proven_.begin(), proven_.end(), false);
+    const size_t count = layouts_.size();
+    const auto unproven = static_cast<size_t>(std::count(proven_.begin(), proven_.begin() + count, false));
     if (unproven >= kMaxUnproven && misses_since_learn_ < kRetryMisses) return;
     EventLayout layout;
     if (!layout.learn(begin, end, key_scratch)) return;
     misses_since_learn_ = 0;
-    layout.last_used = ++clock_;
-    if (layouts_.size() < kCapacity) {
-        layouts_.push_back(std::move(layout));
-        proven_.push_back(false);
-        successor_[last_hit_] = static_cast<uint8_t>(layouts_.size() - 1);
-        last_hit_ = layouts_.size() - 1;
-        return;
+    for (size_t i = 0; i < count; ++i) {
+        if (layouts_[i].same_as(layout)) {  // known, but given up on before its turn
+            promote(static_cast<uint8_t>(i));
+            return;
+        }
     }
-    const auto oldest = std::min_element(layouts_.begin(), layouts_.end(), [](const auto& a, const auto& b) {
-        return a.last_used < b.last_used;
-    });
-    const size_t index = static_cast<size_t>(oldest - layouts_.begin());
-    layouts_[index] = std::move(layout);
-    proven_[index] = false;
-    successor_[last_hit_] = static_cast<uint8_t>(index);
-    last_hit_ = index;
+    uint8_t index;
+    if (count < kCapacity) {
+        index = static_cast<uint8_t>(count);
+        order_[count] = index;
+    } else {
+        index = order_[count - 1];  // the least recently used
+    }
+    set_layout(index, std::move(layout));
+    promote(index);
 }
 
 }  // namespace itercast::trace

@@ -30,12 +30,25 @@ public:
     // parsed); false where it has none worth keeping (too large, unusual).
     bool learn(const char* begin, const char* end, std::string& key_scratch);
 
-    // Parses the event at c.p ('{') if it has this layout: true with c.p past
-    // it. false where it does not; `e` may then be partly filled. Throws what
-    // the field readers throw.
-    bool parse(Cursor& c, Event& e, StringTable& strings, EventScratch& scratch);
+    // How far parse_from got.
+    struct Progress {
+        bool matched = false;  // the whole event, c.p past it
+        // Otherwise: slots [0, slot) were read into the event and c.p is at
+        // slot `slot`'s glue, unless `dirty` (a value's reader failed midway:
+        // the event and c.p must be reset).
+        uint32_t slot = 0;
+        bool dirty = false;
+    };
 
-    uint64_t last_used = 0;
+    // Matches the event against this layout from slot `first` on, with c.p
+    // at that slot's glue and the slots before it read.
+    Progress parse_from(uint32_t first, Cursor& c, Event& e, StringTable& strings, EventScratch& scratch);
+
+    // Leading slots with the same glue and the same kind of value for the same
+    // column: what one layout read of an event holds for the other too.
+    uint32_t shared_slots(const EventLayout& other) const;
+    // The same glue, with values of the same kinds in the same places.
+    bool same_as(const EventLayout& other) const;
 
 private:
     // Which kind of JSON value a slot held: the first byte's class.
@@ -66,13 +79,18 @@ private:
     uint32_t tail_begin_ = 0, tail_size_ = 0;
 };
 
-// A few layouts, the most recently used first in line.
+// A few layouts, and which to try first for the next event. Layouts of
+// one profiler share leading members (ph, cat, name, pid, tid, ts, dur) and
+// part ways later (in args). A try that fails hands what it read to the
+// next layout that shares those slots, and a layout that does not share
+// them cannot match the event, so trying every layout costs little more
+// than trying one.
 class EventLayouts {
 public:
-    static constexpr size_t kCapacity = 8;
+    static constexpr size_t kCapacity = 16;
 
     // Parses the event at c.p with a layout it matches; false (c.p back at the
-    // event, `e` reset) where none does or a reader threw.
+    // event, `e` reset) where none does.
     bool parse(Cursor& c, Event& e, StringTable& strings, EventScratch& scratch);
 
     // After parse() returned false and the event [begin, end) parsed the
@@ -85,13 +103,17 @@ public:
 
 private:
     static constexpr uint32_t kRetryMisses = 64;
-    static constexpr int kMaxUnproven = 2;
+    static constexpr size_t kMaxUnproven = 2;
+
+    // Puts the layout first in line, as the successor of the one that was.
+    void promote(uint8_t index);
+    void set_layout(uint8_t index, EventLayout&& layout);
 
     std::vector<EventLayout> layouts_;
-    std::vector<bool> proven_;  // matched at least once since learnt
+    std::array<uint8_t, kCapacity> order_{};      // indices into layouts_, most recently used first
     std::array<uint8_t, kCapacity> successor_{};  // the layout that matched after each one last time
-    size_t last_hit_ = 0;
-    uint64_t clock_ = 0;
+    std::array<bool, kCapacity> proven_{};        // matched an event since it was learnt
+    std::array<std::array<uint8_t, kCapacity>, kCapacity> shared_{};  // shared_slots of each pair
     uint32_t misses_since_learn_ = 0;
 };
 
