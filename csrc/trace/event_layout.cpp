@@ -132,8 +132,21 @@ EventLayout::Slot EventLayout::make_slot(uint32_t glue_begin, uint32_t glue_size
             default: break;
         }
         if (slot.string != nullptr) slot.reader = Reader::kString;
+    } else if (kind == ValueKind::kArray || kind == ValueKind::kObject) {
+        switch (field) {
+            case Field::kInputDims: slot.string = &Event::input_dims; break;
+            case Field::kInputTypes: slot.string = &Event::input_types; break;
+            case Field::kConcreteInputs: slot.string = &Event::concrete_inputs; break;
+            default: break;
+        }
+        if (slot.string != nullptr) slot.reader = Reader::kRawText;
     }
     return slot;
+}
+
+inline int32_t EventLayout::intern_in_slot(Slot& slot, std::string_view text, StringTable& strings) {
+    if (slot.last_id < 0 || !strings.holds(slot.last_id, text)) slot.last_id = strings.intern(text);
+    return slot.last_id;
 }
 
 // The value at c.p (of the slot's kind) into its column. The inline readers
@@ -176,10 +189,19 @@ inline bool EventLayout::read_slot(Slot& slot, Cursor& c, Event& e, StringTable&
             if (close == c.end || *close != '"') break;
             c.p = close + 1;
             if (slot.reader == Reader::kSkipString) return true;
-            const std::string_view text(p + 1, static_cast<size_t>(close - p - 1));
-            if (slot.last_id < 0 || !strings.holds(slot.last_id, text)) slot.last_id = strings.intern(text);
-            e.*slot.string = slot.last_id;
+            e.*slot.string = intern_in_slot(slot, std::string_view(p + 1, static_cast<size_t>(close - p - 1)), strings);
             return true;
+        }
+        case Reader::kRawText: {
+#if defined(__SSE2__)
+            const char* after = find_small_container_end(p, c.end);
+            if (after == nullptr) break;
+            c.p = after;
+            e.*slot.string = intern_in_slot(slot, std::string_view(p, static_cast<size_t>(after - p)), strings);
+            return true;
+#else
+            break;
+#endif
         }
         case Reader::kPhase:
             if (p[2] != '"' || p[1] == '"' || p[1] == '\\') break;

@@ -56,7 +56,7 @@ private:
     static ValueKind kind_of(char first);
 
     // How a slot's value is read: the common cases inline, the rest by read_field.
-    enum class Reader : uint8_t { kTime, kInt, kString, kPhase, kSkipString, kSkipNumber, kField };
+    enum class Reader : uint8_t { kTime, kInt, kString, kRawText, kPhase, kSkipString, kSkipNumber, kField };
 
     struct Slot {
         uint32_t glue_begin;  // into glue_
@@ -65,9 +65,11 @@ private:
         ValueKind kind;
         Reader reader;
         int64_t Event::*number = nullptr;   // kTime, kInt
-        int32_t Event::*string = nullptr;   // kString
-        int32_t last_id = kNoString;        // kString: the id of the value this slot held last
+        int32_t Event::*string = nullptr;   // kString, kRawText
+        int32_t last_id = kNoString;        // kString, kRawText: the id of the value this slot held last
     };
+    // The id of `text`, which the slot's previous value often was.
+    static int32_t intern_in_slot(Slot& slot, std::string_view text, StringTable& strings);
 
     static Slot make_slot(uint32_t glue_begin, uint32_t glue_size, Field field, ValueKind kind);
     bool read_slot(Slot& slot, Cursor& c, Event& e, StringTable& strings, EventScratch& scratch);

@@ -182,58 +182,46 @@ inline const char* find_structural(const char* p, const char* end) {
 }
 
 #if defined(__SSE2__)
-// Bit i of the result: byte i of the 64 at p (all readable) is one of the wanted bytes.
-struct BlockBits {
-    uint64_t quote = 0, backslash = 0, bracket_open = 0, bracket_close = 0, brace_open = 0, brace_close = 0;
-};
-
-inline BlockBits classify_64(const char* p) {
-    BlockBits bits;
-    for (int i = 0; i < 4; ++i) {
-        const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
-        auto bits_of = [&](char wanted) {
-            return static_cast<uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(block, _mm_set1_epi8(wanted)))))
-                   << (16 * i);
-        };
-        bits.quote |= bits_of('"');
-        bits.backslash |= bits_of('\\');
-        bits.bracket_open |= bits_of('[');
-        bits.bracket_close |= bits_of(']');
-        bits.brace_open |= bits_of('{');
-        bits.brace_close |= bits_of('}');
-    }
-    return bits;
+// Bit i: byte i of the 16 at p (all readable) is `wanted`.
+inline unsigned bits_of(__m128i block, char wanted) {
+    return static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(block, _mm_set1_epi8(wanted))));
 }
 
-// Bit i: odd number of set bits at positions <= i (inside a string, given quote bits).
-inline uint64_t prefix_xor(uint64_t bits) {
-    for (int shift = 1; shift < 64; shift *= 2) bits ^= bits << shift;
-    return bits;
+// Bit i: an odd number of the bits at positions <= i are set (inside a string, given quote bits).
+inline unsigned prefix_xor16(unsigned bits) {
+    bits ^= bits << 1;
+    bits ^= bits << 2;
+    bits ^= bits << 4;
+    bits ^= bits << 8;
+    return bits & 0xFFFFu;
 }
 
-// The end of the container opening at p ('[' or '{'), 64 bytes at a time, up
-// to 256 bytes: past its closing bracket, or nullptr where skip_container must
-// decide (a backslash, the other kind of bracket outside strings, under 64
-// readable bytes, a longer container). Brackets inside strings do not count.
+// The end of the container opening at p ('[' or '{'), 16 bytes at a time
+// (shapes and type lists end within two), up to 256 bytes: past its closing
+// bracket, or nullptr where skip_container must decide (a backslash, the
+// other kind of bracket outside strings, under 16 readable bytes, a longer
+// container). Brackets inside strings do not count.
 inline const char* find_small_container_end(const char* p, const char* end) {
-    const bool is_array = *p == '[';
+    const char open = *p;
+    const char close = static_cast<char>(open + 2);  // '[' -> ']', '{' -> '}'
+    const char other_open = static_cast<char>(open ^ 0x20), other_close = static_cast<char>(close ^ 0x20);
     int depth = 0;
-    uint64_t carried_string = 0;  // all ones while a string runs on from the previous block
-    for (int block = 0; block < 4; ++block, p += 64) {
-        if (end - p < 64) return nullptr;
-        const BlockBits bits = classify_64(p);
-        const uint64_t outside = ~(prefix_xor(bits.quote) ^ carried_string);
-        const uint64_t opens = (is_array ? bits.bracket_open : bits.brace_open) & outside;
-        const uint64_t closes = (is_array ? bits.bracket_close : bits.brace_close) & outside;
-        const uint64_t unusual =
-            bits.backslash | ((is_array ? bits.brace_open | bits.brace_close : bits.bracket_open | bits.bracket_close) & outside);
-        for (uint64_t marks = opens | closes; marks != 0; marks &= marks - 1) {
-            const uint64_t mark = marks & (~marks + 1);
+    unsigned carried_string = 0;  // all ones while a string runs on from the previous block
+    for (int block = 0; block < 16; ++block, p += 16) {
+        if (end - p < 16) return nullptr;
+        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        const unsigned outside = ~(prefix_xor16(bits_of(bytes, '"')) ^ carried_string) & 0xFFFFu;
+        const unsigned opens = bits_of(bytes, open) & outside;
+        const unsigned closes = bits_of(bytes, close) & outside;
+        const unsigned unusual =
+            bits_of(bytes, '\\') | ((bits_of(bytes, other_open) | bits_of(bytes, other_close)) & outside);
+        for (unsigned marks = opens | closes; marks != 0; marks &= marks - 1) {
+            const unsigned mark = marks & (~marks + 1);
             depth += (opens & mark) ? 1 : -1;
-            if (depth == 0) return (unusual & (mark - 1)) ? nullptr : p + __builtin_ctzll(mark) + 1;
+            if (depth == 0) return (unusual & (mark - 1)) ? nullptr : p + __builtin_ctz(mark) + 1;
         }
         if (unusual) return nullptr;
-        carried_string = (outside >> 63) ? 0 : ~uint64_t{0};
+        carried_string = (outside >> 15) ? 0 : 0xFFFFu;
     }
     return nullptr;
 }
