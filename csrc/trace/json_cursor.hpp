@@ -89,9 +89,15 @@ inline unsigned leading_digit_count(uint64_t v) {
 }
 
 // Appends the digits at q to mantissa (wrapping past 19 digits: callers check the count).
-// Eight bytes at a time: a run of fewer than 8 digits is left-padded with '0's in the register.
+// The first two a digit at a time (most runs in a trace are that short: ids,
+// "0.000"), then eight bytes at a time: a run of fewer than 8 digits is
+// left-padded with '0's in the register.
 inline const char* accumulate_digits(const char* q, const char* end, uint64_t& mantissa) {
     static constexpr uint64_t kPow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+    for (int i = 0; i < 2; ++i, ++q) {
+        if (q == end || static_cast<unsigned>(*q - '0') >= 10) return q;
+        mantissa = mantissa * 10 + static_cast<unsigned>(*q - '0');
+    }
     while (end - q >= 8) {
         const uint64_t v = load_u64(q);
         const unsigned n = leading_digit_count(v);
