@@ -92,7 +92,8 @@ bool EventLayout::walk_object(Cursor& c, bool top_level, const char*& glue_start
         } else {
             const ValueKind kind = kind_of(first);
             if (kind == ValueKind::kOther) return false;
-            slots_.push_back(make_slot(static_cast<uint32_t>(glue_.size()), static_cast<uint32_t>(c.p - glue_start), field, kind));
+            slots_.push_back(make_slot(static_cast<uint32_t>(glue_.size()), static_cast<uint32_t>(c.p - glue_start),
+                                       field, kind, !top_level));
             add_glue(glue_start, c.p);
             c.skip_value();
             glue_start = c.p;
@@ -104,8 +105,9 @@ bool EventLayout::walk_object(Cursor& c, bool top_level, const char*& glue_start
     }
 }
 
-EventLayout::Slot EventLayout::make_slot(uint32_t glue_begin, uint32_t glue_size, Field field, ValueKind kind) {
-    Slot slot{glue_begin, glue_size, field, kind, Reader::kField};
+EventLayout::Slot EventLayout::make_slot(uint32_t glue_begin, uint32_t glue_size, Field field, ValueKind kind,
+                                         bool in_args) {
+    Slot slot{glue_begin, glue_size, field, kind, in_args, Reader::kField};
     if (kind == ValueKind::kNumber) {
         switch (field) {
             case Field::kTs: slot.number = &Event::ts_ns; break;
@@ -251,7 +253,7 @@ uint32_t EventLayout::shared_slots(const EventLayout& other) const {
     for (; shared < count; ++shared) {
         const Slot& a = slots_[shared];
         const Slot& b = other.slots_[shared];
-        if (a.glue_size != b.glue_size || a.field != b.field || a.kind != b.kind ||
+        if (a.glue_size != b.glue_size || a.field != b.field || a.kind != b.kind || a.in_args != b.in_args ||
             glue_.compare(a.glue_begin, a.glue_size, other.glue_, b.glue_begin, b.glue_size) != 0)
             break;
     }
@@ -264,9 +266,10 @@ bool EventLayout::same_as(const EventLayout& other) const {
            glue_.compare(tail_begin_, tail_size_, other.glue_, other.tail_begin_, other.tail_size_) == 0;
 }
 
-bool EventLayouts::parse(Cursor& c, Event& e, StringTable& strings, EventScratch& scratch) {
+EventLayouts::Match EventLayouts::parse(Cursor& c, Event& e, StringTable& strings, EventScratch& scratch) {
+    Match match;
     const size_t count = layouts_.size();
-    if (count == 0) return false;
+    if (count == 0) return match;
     const char* start = c.p;
     // Kinds of events come in cycles (metadata triples, an op then its
     // runtime call): the layout that followed the last one last time goes
@@ -274,25 +277,34 @@ bool EventLayouts::parse(Cursor& c, Event& e, StringTable& strings, EventScratch
     const uint8_t predicted = successor_[order_[0]];
     int last_tried = -1;
     uint32_t read = 0;  // slots of the event read into e (by last_tried), c.p at the next one's glue
-    for (size_t k = 0; k <= count; ++k) {
+    size_t tries = 0;
+    for (size_t k = 0; k <= count && tries < kMaxTries; ++k) {
         const uint8_t index = k == 0 ? predicted : order_[k - 1];
         if (k > 0 && index == predicted) continue;
         // The text matched last_tried's first `read` slots; a layout that
         // differs from it there cannot match the event.
         if (last_tried >= 0 && shared_[last_tried][index] < read) continue;
+        ++tries;
         const EventLayout::Progress progress = layouts_[index].parse_from(read, c, e, strings, scratch);
         if (progress.matched) {
             proven_[index] = true;
             promote(index);
-            return true;
+            match.complete = true;
+            return match;
         }
-        if (progress.dirty) break;  // a value the readers reject: the usual path words the error
+        if (progress.dirty) {  // a value the readers reject: the usual path words the error
+            c.p = start;
+            e.reset(e.offset);
+            return match;
+        }
         last_tried = index;
         read = progress.slot;
     }
-    c.p = start;
-    e.reset(e.offset);
-    return false;
+    if (read > 0) {
+        match.partial = true;
+        match.in_args = layouts_[last_tried].in_args_before(read);
+    }
+    return match;
 }
 
 void EventLayouts::promote(uint8_t index) {
@@ -320,10 +332,15 @@ void EventLayouts::learn(const char* begin, const char* end, std::string& key_sc
     ++misses_since_learn_;
     const size_t count = layouts_.size();
     const auto unproven = static_cast<size_t>(std::count(proven_.begin(), proven_.begin() + count, false));
-    if (unproven >= kMaxUnproven && misses_since_learn_ < kRetryMisses) return;
+    if (unproven >= kMaxUnproven) {
+        if (misses_since_learn_ < retry_misses_) return;
+        retry_misses_ = std::min(2 * retry_misses_, kMaxRetryMisses);  // events of ever-new shapes: back off
+    } else {
+        retry_misses_ = kRetryMisses;
+    }
+    misses_since_learn_ = 0;
     EventLayout layout;
     if (!layout.learn(begin, end, key_scratch)) return;
-    misses_since_learn_ = 0;
     for (size_t i = 0; i < count; ++i) {
         if (layouts_[i].same_as(layout)) {  // known, but given up on before its turn
             promote(static_cast<uint8_t>(i));

@@ -44,6 +44,9 @@ public:
     // at that slot's glue and the slots before it read.
     Progress parse_from(uint32_t first, Cursor& c, Event& e, StringTable& strings, EventScratch& scratch);
 
+    // Whether the value before slot `slot` (the last, for slots().size()) is inside args.
+    bool in_args_before(uint32_t slot) const { return slots_[slot - 1].in_args; }
+
     // Leading slots with the same glue and the same kind of value for the same
     // column: what one layout read of an event holds for the other too.
     uint32_t shared_slots(const EventLayout& other) const;
@@ -63,6 +66,7 @@ private:
         uint32_t glue_size;   // the text before the value
         Field field;
         ValueKind kind;
+        bool in_args;
         Reader reader;
         int64_t Event::*number = nullptr;   // kTime, kInt
         int32_t Event::*string = nullptr;   // kString, kRawText
@@ -71,7 +75,7 @@ private:
     // The id of `text`, which the slot's previous value often was.
     static int32_t intern_in_slot(Slot& slot, std::string_view text, StringTable& strings);
 
-    static Slot make_slot(uint32_t glue_begin, uint32_t glue_size, Field field, ValueKind kind);
+    static Slot make_slot(uint32_t glue_begin, uint32_t glue_size, Field field, ValueKind kind, bool in_args);
     bool read_slot(Slot& slot, Cursor& c, Event& e, StringTable& strings, EventScratch& scratch);
     void add_glue(const char* begin, const char* end);
     bool walk_object(Cursor& c, bool top_level, const char*& glue_start, std::string& key_scratch);
@@ -90,21 +94,33 @@ private:
 class EventLayouts {
 public:
     static constexpr size_t kCapacity = 16;
+    // Layouts tried per event at most: when the event is of a new kind that
+    // parts from many layouts at the same member, each try costs a compare.
+    static constexpr size_t kMaxTries = 6;
 
-    // Parses the event at c.p with a layout it matches; false (c.p back at the
-    // event, `e` reset) where none does.
-    bool parse(Cursor& c, Event& e, StringTable& strings, EventScratch& scratch);
+    struct Match {
+        bool complete = false;  // the whole event, c.p past it
+        // Otherwise, if `partial`: the event's first members were read into
+        // it and c.p is past the last value read, in args or not; else c.p
+        // is at the event and it is reset.
+        bool partial = false;
+        bool in_args = false;
+    };
 
-    // After parse() returned false and the event [begin, end) parsed the
-    // usual way: learns its layout, unless recent layouts went unused (then
-    // only every kRetryMisses misses, so that events of ever-changing shape
-    // cost little).
+    // Reads as much of the event at c.p as a layout matches.
+    Match parse(Cursor& c, Event& e, StringTable& strings, EventScratch& scratch);
+
+    // After parse() did not match the event [begin, end) and it parsed the
+    // usual way: learns its layout, unless recently learnt layouts went
+    // unused; then only after kRetryMisses misses, twice as many each time
+    // that goes on, so that events of ever-new shapes cost little.
     void learn(const char* begin, const char* end, std::string& key_scratch);
 
     size_t size() const { return layouts_.size(); }
 
 private:
     static constexpr uint32_t kRetryMisses = 64;
+    static constexpr uint32_t kMaxRetryMisses = 1 << 16;
     static constexpr size_t kMaxUnproven = 2;
 
     // Puts the layout first in line, as the successor of the one that was.
@@ -117,6 +133,7 @@ private:
     std::array<bool, kCapacity> proven_{};        // matched an event since it was learnt
     std::array<std::array<uint8_t, kCapacity>, kCapacity> shared_{};  // shared_slots of each pair
     uint32_t misses_since_learn_ = 0;
+    uint32_t retry_misses_ = kRetryMisses;
 };
 
 }  // namespace itercast::trace

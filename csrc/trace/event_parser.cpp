@@ -326,6 +326,29 @@ inline bool next_member(Cursor& c) {
     throw NeedMore{};
 }
 
+// Reads the member whose key starts at p with fast key reads; `on_member(key)` reads the value.
+template <class OnMember>
+void read_member_fast(Cursor& c, const char* p, std::string& key_scratch, OnMember&& on_member) {
+    std::string_view key = read_key_fast(p);
+    if (key.data() != nullptr) {
+        c.p = key.data() + key.size() + 2;
+    } else {
+        c.p = p;
+        key = read_key(c, key_scratch);  // long or escaped keys, a space before ':'
+    }
+    on_member(key);
+}
+
+// The members after the one just read (c.p past its value), and the object's '}'.
+template <class OnMember>
+void rest_of_members_fast(Cursor& c, std::string& key_scratch, OnMember&& on_member) {
+    while (next_member(c)) {
+        const char* p = skip_space(c.p, c.end);
+        if (c.end - p < kFastSlack) throw NeedMore{};
+        read_member_fast(c, p, key_scratch, on_member);
+    }
+}
+
 // Visits the members of the object at c.p ('{' there) with fast key reads;
 // `on_member(key)` reads the value. Throws NeedMore where the caller must fall back.
 template <class OnMember>
@@ -336,19 +359,8 @@ void for_each_member_fast(Cursor& c, std::string& key_scratch, OnMember&& on_mem
         c.p = p + 1;
         return;
     }
-    while (true) {
-        std::string_view key = read_key_fast(p);
-        if (key.data() != nullptr) {
-            c.p = key.data() + key.size() + 2;
-        } else {
-            c.p = p;
-            key = read_key(c, key_scratch);  // long or escaped keys, a space before ':'
-        }
-        on_member(key);
-        if (!next_member(c)) return;
-        p = skip_space(c.p, c.end);
-        if (c.end - p < kFastSlack) throw NeedMore{};
-    }
+    read_member_fast(c, p, key_scratch, on_member);
+    rest_of_members_fast(c, key_scratch, on_member);
 }
 
 void read_args_fast(Cursor& c, Event& e, StringTable& strings, EventScratch& scratch) {
@@ -379,6 +391,23 @@ bool parse_event_fast(Cursor& c, Event& e, StringTable& strings, EventScratch& s
     } catch (const ParseError&) {
     }
     c.p = start;
+    return false;
+}
+
+// The fast path over the rest of an event whose first members a layout read
+// (c.p past the last value read, inside args or not); false where the general
+// path must parse the event.
+bool finish_event_fast(Cursor& c, Event& e, StringTable& strings, EventScratch& scratch, bool in_args) {
+    try {
+        if (in_args)
+            rest_of_members_fast(c, scratch.key,
+                                 [&](std::string_view key) { read_field(arg_field(key), c, e, strings, scratch); });
+        rest_of_members_fast(c, scratch.key,
+                             [&](std::string_view key) { read_field(event_field(key), c, e, strings, scratch); });
+        return true;
+    } catch (const NeedMore&) {
+    } catch (const ParseError&) {
+    }
     return false;
 }
 
@@ -469,13 +498,19 @@ void read_field(Field field, Cursor& c, Event& e, StringTable& strings, EventScr
 }
 
 void parse_event(Cursor& c, Event& e, StringTable& strings, EventScratch& scratch) {
-    if (scratch.layouts.parse(c, e, strings, scratch)) return;
     const char* start = c.p;
-    if (parse_event_fast(c, e, strings, scratch)) {
+    const EventLayouts::Match match = scratch.layouts.parse(c, e, strings, scratch);
+    if (match.complete) return;
+    // An event of a new kind: most often it shares its first members with a
+    // layout (read already), and the rest is read member by member.
+    const bool read = match.partial ? finish_event_fast(c, e, strings, scratch, match.in_args)
+                                    : parse_event_fast(c, e, strings, scratch);
+    if (read) {
         scratch.layouts.learn(start, c.p, scratch.key);
         return;
     }
-    e.reset(e.offset);  // the fast path may have filled some fields
+    c.p = start;
+    e.reset(e.offset);  // the faster paths may have filled some fields
     parse_event_general(c, e, strings, scratch);
 }
 
