@@ -277,8 +277,11 @@ EventLayouts::Match EventLayouts::parse(Cursor& c, Event& e, StringTable& string
     const uint8_t predicted = successor_[order_[0]];
     int last_tried = -1;
     uint32_t read = 0;  // slots of the event read into e (by last_tried), c.p at the next one's glue
+    // While most events do not match (each of a new shape), one try: it
+    // reads the members events share, which is not wasted; more tries are.
+    const size_t max_tries = miss_score_ < kMissScoreForOneTry ? kMaxTries : 1;
     size_t tries = 0;
-    for (size_t k = 0; k <= count && tries < kMaxTries; ++k) {
+    for (size_t k = 0; k <= count && tries < max_tries; ++k) {
         const uint8_t index = k == 0 ? predicted : order_[k - 1];
         if (k > 0 && index == predicted) continue;
         // The text matched last_tried's first `read` slots; a layout that
@@ -289,6 +292,7 @@ EventLayouts::Match EventLayouts::parse(Cursor& c, Event& e, StringTable& string
         if (progress.matched) {
             proven_[index] = true;
             promote(index);
+            miss_score_ = miss_score_ > kMatchWeight ? miss_score_ - kMatchWeight : 0;
             match.complete = true;
             return match;
         }
@@ -300,6 +304,7 @@ EventLayouts::Match EventLayouts::parse(Cursor& c, Event& e, StringTable& string
         last_tried = index;
         read = progress.slot;
     }
+    if (miss_score_ < 2 * kMissScoreForOneTry) ++miss_score_;
     if (read > 0) {
         match.partial = true;
         match.in_args = layouts_[last_tried].in_args_before(read);

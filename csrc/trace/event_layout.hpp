@@ -97,6 +97,10 @@ public:
     // Layouts tried per event at most: when the event is of a new kind that
     // parts from many layouts at the same member, each try costs a compare.
     static constexpr size_t kMaxTries = 6;
+    // A miss adds 1 to the score, a match takes kMatchWeight off: over the
+    // threshold, more than one event in kMatchWeight + 1 is missing.
+    static constexpr uint32_t kMatchWeight = 4;
+    static constexpr uint32_t kMissScoreForOneTry = 32;
 
     struct Match {
         bool complete = false;  // the whole event, c.p past it
@@ -134,6 +138,7 @@ private:
     std::array<std::array<uint8_t, kCapacity>, kCapacity> shared_{};  // shared_slots of each pair
     uint32_t misses_since_learn_ = 0;
     uint32_t retry_misses_ = kRetryMisses;
+    uint32_t miss_score_ = 0;
 };
 
 }  // namespace itercast::trace
