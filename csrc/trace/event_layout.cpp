@@ -157,7 +157,7 @@ inline int32_t EventLayout::intern_in_slot(Slot& slot, std::string_view text, St
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
-inline bool EventLayout::read_slot(Slot& slot, Cursor& c, Event& e, StringTable& strings, EventScratch& scratch) {
+inline void EventLayout::read_slot(Slot& slot, Cursor& c, Event& e, StringTable& strings, EventScratch& scratch) {
     static constexpr int64_t kNanosPerFractionDigits[] = {1000, 100, 10, 1};
     const char* p = c.p;
     switch (slot.reader) {
@@ -177,22 +177,22 @@ inline bool EventLayout::read_slot(Slot& slot, Cursor& c, Event& e, StringTable&
             }
             e.*slot.number = number.negative ? -value : value;
             c.p = p;
-            return true;
+            return;
         }
         case Reader::kSkipNumber: {
             PlainNumber number;
             if (!read_plain_number(p, c.end, number)) break;
             c.p = p;
-            return true;
+            return;
         }
         case Reader::kString:
         case Reader::kSkipString: {
             const char* close = find_quote_or_backslash(p + 1, c.end);
             if (close == c.end || *close != '"') break;
             c.p = close + 1;
-            if (slot.reader == Reader::kSkipString) return true;
+            if (slot.reader == Reader::kSkipString) return;
             e.*slot.string = intern_in_slot(slot, std::string_view(p + 1, static_cast<size_t>(close - p - 1)), strings);
-            return true;
+            return;
         }
         case Reader::kRawText: {
 #if defined(__SSE2__)
@@ -200,7 +200,7 @@ inline bool EventLayout::read_slot(Slot& slot, Cursor& c, Event& e, StringTable&
             if (after == nullptr) break;
             c.p = after;
             e.*slot.string = intern_in_slot(slot, std::string_view(p, static_cast<size_t>(after - p)), strings);
-            return true;
+            return;
 #else
             break;
 #endif
@@ -209,11 +209,11 @@ inline bool EventLayout::read_slot(Slot& slot, Cursor& c, Event& e, StringTable&
             if (p[2] != '"' || p[1] == '"' || p[1] == '\\') break;
             e.ph = static_cast<uint8_t>(p[1]);
             c.p = p + 3;
-            return true;
+            return;
         case Reader::kField: break;
     }
     read_field(slot.field, c, e, strings, scratch);
-    return true;
+    return;
 }
 
 EventLayout::Progress EventLayout::parse_from(uint32_t first, Cursor& c, Event& e, StringTable& strings,

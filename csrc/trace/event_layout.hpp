@@ -76,7 +76,7 @@ private:
     static int32_t intern_in_slot(Slot& slot, std::string_view text, StringTable& strings);
 
     static Slot make_slot(uint32_t glue_begin, uint32_t glue_size, Field field, ValueKind kind, bool in_args);
-    bool read_slot(Slot& slot, Cursor& c, Event& e, StringTable& strings, EventScratch& scratch);
+    void read_slot(Slot& slot, Cursor& c, Event& e, StringTable& strings, EventScratch& scratch);
     void add_glue(const char* begin, const char* end);
     bool walk_object(Cursor& c, bool top_level, const char*& glue_start, std::string& key_scratch);
 
@@ -89,8 +89,8 @@ private:
 // one profiler share leading members (ph, cat, name, pid, tid, ts, dur) and
 // part ways later (in args). A try that fails hands what it read to the
 // next layout that shares those slots, and a layout that does not share
-// them cannot match the event, so trying every layout costs little more
-// than trying one.
+// them cannot match the event, so a second or third try costs little more
+// than a compare.
 class EventLayouts {
 public:
     static constexpr size_t kCapacity = 16;
@@ -119,8 +119,6 @@ public:
     // unused; then only after kRetryMisses misses, twice as many each time
     // that goes on, so that events of ever-new shapes cost little.
     void learn(const char* begin, const char* end, std::string& key_scratch);
-
-    size_t size() const { return layouts_.size(); }
 
 private:
     static constexpr uint32_t kRetryMisses = 64;
