@@ -127,6 +127,9 @@ EventLayout::Slot EventLayout::make_slot(uint32_t glue_begin, uint32_t glue_size
         if (slot.number != nullptr) slot.reader = field == Field::kTs || field == Field::kDur ? Reader::kTime : Reader::kInt;
     } else if (kind == ValueKind::kString) {
         switch (field) {
+            case Field::kPid: slot.number = &Event::pid, slot.string_flag = kPidIsString; break;
+            case Field::kTid: slot.number = &Event::tid, slot.string_flag = kTidIsString; break;
+            case Field::kStream: slot.number = &Event::stream, slot.string_flag = kStreamIsString; break;
             case Field::kCat: slot.string = &Event::cat; break;
             case Field::kName: slot.string = &Event::name; break;
             case Field::kPh: slot.reader = Reader::kPhase; break;
@@ -134,6 +137,7 @@ EventLayout::Slot EventLayout::make_slot(uint32_t glue_begin, uint32_t glue_size
             default: break;
         }
         if (slot.string != nullptr) slot.reader = Reader::kString;
+        if (slot.number != nullptr) slot.reader = Reader::kIdString;
     } else if (kind == ValueKind::kArray || kind == ValueKind::kObject) {
         switch (field) {
             case Field::kInputDims: slot.string = &Event::input_dims; break;
@@ -186,12 +190,19 @@ inline void EventLayout::read_slot(Slot& slot, Cursor& c, Event& e, StringTable&
             return;
         }
         case Reader::kString:
+        case Reader::kIdString:
         case Reader::kSkipString: {
             const char* close = find_quote_or_backslash(p + 1, c.end);
             if (close == c.end || *close != '"') break;
             c.p = close + 1;
             if (slot.reader == Reader::kSkipString) return;
-            e.*slot.string = intern_in_slot(slot, std::string_view(p + 1, static_cast<size_t>(close - p - 1)), strings);
+            const int32_t id = intern_in_slot(slot, std::string_view(p + 1, static_cast<size_t>(close - p - 1)), strings);
+            if (slot.reader == Reader::kString) {
+                e.*slot.string = id;
+            } else {
+                e.*slot.number = id;
+                e.flags |= slot.string_flag;
+            }
             return;
         }
         case Reader::kRawText: {

@@ -59,7 +59,7 @@ private:
     static ValueKind kind_of(char first);
 
     // How a slot's value is read: the common cases inline, the rest by read_field.
-    enum class Reader : uint8_t { kTime, kInt, kString, kRawText, kPhase, kSkipString, kSkipNumber, kField };
+    enum class Reader : uint8_t { kTime, kInt, kString, kIdString, kRawText, kPhase, kSkipString, kSkipNumber, kField };
 
     struct Slot {
         uint32_t glue_begin;  // into glue_
@@ -68,9 +68,10 @@ private:
         ValueKind kind;
         bool in_args;
         Reader reader;
-        int64_t Event::*number = nullptr;   // kTime, kInt
+        int64_t Event::*number = nullptr;   // kTime, kInt, kIdString (pid, tid, stream given as strings)
         int32_t Event::*string = nullptr;   // kString, kRawText
-        int32_t last_id = kNoString;        // kString, kRawText: the id of the value this slot held last
+        uint8_t string_flag = 0;            // kIdString: the EventFlag saying the field holds a string id
+        int32_t last_id = kNoString;        // kString, kIdString, kRawText: the id of the value this slot held last
     };
     // The id of `text`, which the slot's previous value often was.
     static int32_t intern_in_slot(Slot& slot, std::string_view text, StringTable& strings);
