@@ -46,3 +46,46 @@ class MlpMixer(nn.Module):
     def forward(self, images):
         tokens = self.patchify(images).flatten(2).transpose(1, 2)
         return self.head(self.blocks(tokens).mean(1))
+
+
+class ResidualBlock(nn.Module):
+    """The tabular ResNet's block (Gorishniy et al. 2021): x + Linear(Dropout(ReLU(Linear(BN(x)))))."""
+
+    def __init__(self, dim, hidden, dropout=0.1):
+        super().__init__()
+        self.body = nn.Sequential(nn.BatchNorm1d(dim), nn.Linear(dim, hidden), nn.ReLU(), nn.Dropout(dropout),
+                                  nn.Linear(hidden, dim), nn.Dropout(dropout))
+
+    def forward(self, x):
+        return x + self.body(x)
+
+
+def tabular_resnet(dim, hidden, depth, features, num_classes):
+    return nn.Sequential(nn.Linear(features, dim), *[ResidualBlock(dim, hidden) for _ in range(depth)],
+                         nn.BatchNorm1d(dim), nn.ReLU(), nn.Linear(dim, num_classes))
+
+
+def batchnorm_mlp(hidden, depth, features, num_classes, dropout=0.2):
+    """Linear, BatchNorm, ReLU and Dropout per layer: many small ops around each small matmul."""
+    layers, width = [], features
+    for _ in range(depth):
+        layers += [nn.Linear(width, hidden), nn.BatchNorm1d(hidden), nn.ReLU(), nn.Dropout(dropout)]
+        width = hidden
+    return nn.Sequential(*layers, nn.Linear(width, num_classes))
+
+
+def deep_autoencoder(widths, features):
+    """A symmetric autoencoder through ``widths`` (the last is the code), GELU between layers."""
+    return mlp((features,) + tuple(widths) + tuple(reversed(widths[:-1])) + (features,), nn.GELU)
+
+
+class FastText(nn.Module):
+    """fastText: the mean of the tokens' embeddings, a linear classifier."""
+
+    def __init__(self, vocab, dim, num_classes, max_len=None):
+        super().__init__()
+        self.bag = nn.EmbeddingBag(vocab, dim, mode="mean")
+        self.head = nn.Linear(dim, num_classes)
+
+    def forward(self, ids):
+        return self.head(self.bag(ids))
