@@ -74,6 +74,7 @@ NEW_ARCHITECTURES = {
     "autoencoder_4096": "aten::addmm", "bn_mlp_256x4": "aten::batch_norm",
     "fasttext_128": "aten::embedding_bag", "textcnn_128": "aten::conv1d",
     "deepfm": "aten::embedding_bag", "two_tower_1024": "aten::embedding_bag",
+    "highway_1024x3": "aten::sigmoid", "swiglu_mlp_768": "aten::silu",
 }
 
 

@@ -285,6 +285,10 @@ _add("wide_mlp_8192", "mlp", "wide-mlp", "tabular", "mlp:classifier_mlp", FEATUR
      hidden=8192, depth=2)
 _add("autoencoder_4096", "mlp", "deep-autoencoder", "reconstruction", "mlp:deep_autoencoder",
      FEATURE_WIDTHS, "adamw", widths=(4096, 2048, 256))
+# Mid-width weights (1-6 MB: in cache), between the small MLPs and the memory-bound 4096-8192 wide ones.
+_add("highway_1024x3", "mlp", "highway", "tabular", "mlp:highway_network", FEATURE_WIDTHS, width=1024, depth=3)
+_add("swiglu_mlp_768", "mlp", "gated-mlp", "tabular", "mlp:gated_mlp", FEATURE_WIDTHS, "adamw",
+     dim=768, hidden=2048, depth=3)
 _add("bn_mlp_256x4", "mlp", "bn-mlp", "tabular", "mlp:batchnorm_mlp", FEATURE_WIDTHS, hidden=256, depth=4)
 _add("fasttext_128", "mlp", "fasttext", "text_classification", "mlp:FastText", (64, 256), dim=128)
 _add("textcnn_128", "cnn", "textcnn", "text_classification", "cnn:TextCNN", SEQUENCE_LENGTHS,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import torch
 from torch import nn
 
 
@@ -89,3 +90,41 @@ class FastText(nn.Module):
 
     def forward(self, ids):
         return self.head(self.bag(ids))
+
+
+class HighwayLayer(nn.Module):
+    """Srivastava et al. (2015): y = H(x) T(x) + x (1 - T(x)), a learned gate per unit."""
+
+    def __init__(self, width):
+        super().__init__()
+        self.transform = nn.Linear(width, width)
+        self.gate = nn.Linear(width, width)
+        nn.init.constant_(self.gate.bias, -2.0)  # start close to carrying the input through
+
+    def forward(self, x):
+        gate = torch.sigmoid(self.gate(x))
+        return torch.relu(self.transform(x)) * gate + x * (1 - gate)
+
+
+def highway_network(width, depth, features, num_classes):
+    return nn.Sequential(nn.Linear(features, width), nn.ReLU(), *[HighwayLayer(width) for _ in range(depth)],
+                         nn.Linear(width, num_classes))
+
+
+class SwiGLUBlock(nn.Module):
+    """A pre-norm residual SwiGLU feed-forward block (as in PaLM and Llama), over feature vectors."""
+
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.gate_up = nn.Linear(dim, 2 * hidden)
+        self.down = nn.Linear(hidden, dim)
+
+    def forward(self, x):
+        gate, up = self.gate_up(self.norm(x)).chunk(2, -1)
+        return x + self.down(nn.functional.silu(gate) * up)
+
+
+def gated_mlp(dim, hidden, depth, features, num_classes):
+    return nn.Sequential(nn.Linear(features, dim), *[SwiGLUBlock(dim, hidden) for _ in range(depth)],
+                         nn.LayerNorm(dim), nn.Linear(dim, num_classes))
