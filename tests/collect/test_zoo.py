@@ -63,3 +63,55 @@ def test_language_model_logits_start_small_enough_to_avoid_denormal_gradients():
     with torch.no_grad():
         logits = workload.model(*workload.inputs)
     assert logits.abs().max() < 10
+
+
+# The architectures added so that a held-out one still shares its op kinds with others (issue 6),
+# each with an op its training step must run: the fused LSTM or GRU, or a kind of layer.
+NEW_ARCHITECTURES = {
+    "bilstm_tagger_256": "aten::lstm", "lstm_lm_tied_512": "aten::lstm", "lstm_seq2seq_256": "aten::lstm",
+    "attn_lstm_384": "aten::lstm", "crnn_128": "aten::lstm", "gru4rec_256": "aten::gru",
+    "tabular_resnet_1024": "aten::batch_norm", "wide_mlp_8192": "aten::addmm",
+    "autoencoder_4096": "aten::addmm", "bn_mlp_256x4": "aten::batch_norm",
+    "fasttext_128": "aten::embedding_bag", "textcnn_128": "aten::conv1d",
+    "deepfm": "aten::embedding_bag", "two_tower_1024": "aten::embedding_bag",
+    "highway_1024x3": "aten::sigmoid", "swiglu_mlp_768": "aten::silu",
+}
+
+
+def test_new_architectures_are_their_own_architecture_lines():
+    archs = {}
+    for spec in zoo.MODELS.values():
+        archs.setdefault(spec.arch, []).append(spec.name)
+    for name in NEW_ARCHITECTURES:
+        assert archs[zoo.MODELS[name].arch] == [name], name
+
+
+@pytest.mark.parametrize("name", sorted(NEW_ARCHITECTURES))
+def test_new_architecture_trains_one_step_and_runs_its_op(name):
+    from torch.profiler import ProfilerActivity, profile
+
+    spec = zoo.MODELS[name]
+    torch.manual_seed(0)
+    workload = spec.build(2, spec.input_sizes[0]).to("cpu", torch.float32)
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        loss = workload.loss(workload.model(*workload.inputs), workload.target)
+        loss.backward()
+    assert loss.dim() == 0 and torch.isfinite(loss)
+    assert all(parameter.grad is not None for parameter in workload.model.parameters()), name
+    events = [event for event in prof.events() if event.name == NEW_ARCHITECTURES[name]]
+    assert events, f"{name} ran no {NEW_ARCHITECTURES[name]}"
+    if name in ("wide_mlp_8192", "autoencoder_4096"):  # the point of these two: large weights
+        largest = max(shape[0] * shape[1] for event in events for shape in event.input_shapes if len(shape) == 2)
+        assert largest >= 4096 * 2048
+
+
+def test_the_tied_language_model_shares_its_embedding_with_its_output_layer():
+    model = zoo.MODELS["lstm_lm_tied_512"].build(2, 8).model
+    assert model.lm_head.weight is model.embed.weight
+
+
+def test_the_sequence_tagger_predicts_one_tag_per_token():
+    workload = zoo.MODELS["bilstm_tagger_256"].build(2, 16)
+    with torch.no_grad():
+        logits = workload.model(*workload.inputs)
+    assert logits.shape == (2, 16, zoo.TAGS) and workload.target.shape == (2, 16)

@@ -38,6 +38,29 @@ def test_limit_configs_uses_a_subset(capsys):
     assert json.loads(capsys.readouterr().out)["configurations"] == 6
 
 
+def test_also_on_scores_the_same_models_on_another_collections_configurations(tmp_path, capsys):
+    import csv
+
+    collection = tiny_collection()
+    with open(collection / "manifest.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    earlier = [row for row in rows if row["family"] == "mlp"]  # a collection the full one extends
+    assert 0 < len(earlier) < len(rows)
+    (tmp_path / "traces").symlink_to(collection / "traces")
+    with open(tmp_path / "manifest.csv", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(earlier)
+    code = main(["evaluate", str(collection), "--models", "median", "--folds", "2", "--json",
+                 "--also-on", str(tmp_path)])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0 and result["configurations"] == len(rows)
+    also = result["also_on"]
+    assert also["configurations"] == len(earlier) and [row["family"] for row in also["families"]] == ["mlp"]
+    assert also["families"][0]["median"] == pytest.approx(
+        next(row["median"] for row in result["families"] if row["family"] == "mlp"))
+
+
 def test_cache_is_written_then_read(tmp_path, capsys, monkeypatch):
     from itercast.predict import evaluate
 

@@ -53,3 +53,25 @@ def test_metrics_on_hand_computed_numbers():
     assert metrics.mre == pytest.approx((0.1 + 0.1 + 1.0) / 3)
     assert metrics.rmse_ms == pytest.approx(np.sqrt((100 + 100 + 10000) / 3))
     assert metrics.p90 == pytest.approx(0.1 + 0.8 * 0.9)  # linear interpolation between 0.1 and 1.0
+
+
+def test_scoring_on_a_subset_keeps_only_those_configurations():
+    from itercast.predict.evaluate import Evaluation, ModelResult, Settings
+
+    result = ModelResult("m", predicted_ms=[110.0, 90.0, 200.0, 50.0], predicted_profiled_ms=[1.0, 2.0, 3.0, 4.0],
+                         measured_ms=[100.0, 100.0, 100.0, 100.0], measured_profiled_ms=[1.0, 1.0, 1.0, 1.0],
+                         families=["a", "a", "b", "b"], config_ids=["x-b2", "x-b8", "y-b2", "z-b2"],
+                         models=["x", "x", "y", "z"], train_seconds=[1.0, 2.0], predict_seconds=4.0)
+    evaluation = Evaluation(Settings(models=("m",)), 4, 3, [2, 2], [result])
+    subset = evaluation.only({"x-b8", "y-b2", "not-tested"})
+    kept, = subset.results
+    assert kept.config_ids == ["x-b8", "y-b2"] and kept.families == ["a", "b"]
+    assert kept.step.mre == pytest.approx((0.1 + 1.0) / 2)
+    assert kept.profiled.mre == pytest.approx((1.0 + 2.0) / 2)
+    assert kept.family_mre() == {"a": pytest.approx(0.1), "b": pytest.approx(1.0)}
+    assert kept.latency_ms == pytest.approx(result.latency_ms)  # per iteration, as before
+    assert (subset.configurations, subset.architectures) == (2, 2)
+    assert "scored on these configurations only" in subset.table()
+    assert evaluation.results[0].step.mre == pytest.approx((0.1 + 0.1 + 1.0 + 0.5) / 4)  # untouched
+    with pytest.raises(ItercastError, match="none of the given configurations"):
+        evaluation.only({"not-tested"})

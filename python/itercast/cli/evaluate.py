@@ -34,6 +34,9 @@ def register(subparsers) -> None:
                         help="pickle of featurised samples: read when it covers the dataset, else written")
     parser.add_argument("--plot", default=None, metavar="PNG", help="write predicted vs measured")
     parser.add_argument("--families-csv", default=None, metavar="CSV", help="write per-family MRE")
+    parser.add_argument("--also-on", default=None, metavar="DATASET",
+                        help="also print the tables scored only on this collection's configurations (e.g. the "
+                             "collection before configurations were added), from the same trained models")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     parser.set_defaults(run=run)
 
@@ -54,16 +57,26 @@ def run(args) -> int:
     dataset = limit_configs(Dataset.from_manifest(args.dataset), args.limit_configs, args.seed)
     samples = load_samples(dataset, args.cache)
     result = evaluate(samples, settings, verbose=not args.json)
+    subset = None
+    if args.also_on:
+        subset = result.only(config.config_id for config in Dataset.from_manifest(args.also_on).configs)
     if args.plot:
         result.write_plot(args.plot)
     if args.families_csv:
         result.write_family_csv(args.families_csv)
     if args.json:
-        print(json.dumps({**result.to_dict(), "settings": asdict(settings)}))
+        also = {"also_on": {"dataset": args.also_on, **subset.to_dict()}} if subset else {}
+        print(json.dumps({**result.to_dict(), "settings": asdict(settings), **also}))
         return 0
     print(result.table())
     print()
     print(result.family_table())
+    if subset:
+        print()
+        print(f"Scored on {args.also_on} only:")
+        print(subset.table())
+        print()
+        print(subset.family_table())
     for label, path in (("plot", args.plot), ("per-family CSV", args.families_csv)):
         if path:
             print(f"{label}: {path}", file=sys.stderr)

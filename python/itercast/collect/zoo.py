@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping
 CLASSES = 100
 VOCAB = 4096
 RNN_FEATURES = 64
+TAGS = 48  # a sequence tagger's tag set (Penn Treebank's part-of-speech tags: 45)
 
 DEFAULT_BATCH_SIZES = (2, 8, 32)
 
@@ -119,6 +120,14 @@ def _sequence_classification_task(factory, options, batch, steps):
     return Workload(model, (sequence,), torch.randint(CLASSES, (batch,)), F.cross_entropy)
 
 
+def _tagging_task(factory, options, batch, length):
+    import torch
+
+    model = factory(vocab=VOCAB, num_tags=TAGS, max_len=length, **options)
+    ids = torch.randint(VOCAB, (batch, length))
+    return Workload(model, (ids,), torch.randint(TAGS, (batch, length)), token_cross_entropy)
+
+
 def _tabular_task(factory, options, batch, features):
     import torch
     import torch.nn.functional as F
@@ -154,6 +163,7 @@ TASKS: dict[str, tuple[Callable, str]] = {
     "language_model": (_language_model_task, "tokens"),
     "seq2seq": (_seq2seq_task, "tokens"),
     "sequence_classification": (_sequence_classification_task, "steps"),
+    "sequence_tagging": (_tagging_task, "tokens"),
     "tabular": (_tabular_task, "features"),
     "reconstruction": (_reconstruction_task, "features"),
     "recommendation": (_recommendation_task, "lookups"),
@@ -250,6 +260,17 @@ for _name, _cell, _hidden, _layers, _bidirectional in (
     _add(_name, "rnn", _cell, "sequence_classification", "rnn:RecurrentClassifier", RNN_STEPS,
          cell=_cell, hidden=_hidden, layers=_layers, bidirectional=_bidirectional)
 _add("lstm_lm_256x2", "rnn", "lstm", "language_model", "rnn:RecurrentLanguageModel", RNN_STEPS, cell="lstm", hidden=256, layers=2)
+# More recurrent architectures, so that a held-out LSTM is not the only one of its kind (issue 6).
+_add("bilstm_tagger_256", "rnn", "lstm-tagger", "sequence_tagging", "rnn:SequenceTagger", RNN_STEPS,
+     dim=128, hidden=256, layers=1)
+_add("lstm_lm_tied_512", "rnn", "lstm-lm-tied", "language_model", "rnn:TiedLSTMLanguageModel",
+     SEQUENCE_LENGTHS, hidden=512, layers=2)
+_add("lstm_seq2seq_256", "rnn", "lstm-seq2seq", "seq2seq", "rnn:RecurrentSeq2Seq", SEQUENCE_LENGTHS,
+     dim=128, hidden=256, layers=2)
+_add("attn_lstm_384", "rnn", "lstm-attention", "sequence_classification", "rnn:AttentionLSTMClassifier",
+     RNN_STEPS, hidden=384)
+_add("crnn_128", "rnn", "crnn", "sequence_classification", "rnn:ConvRecurrentClassifier", RNN_STEPS,
+     channels=128, hidden=128)
 
 for _name, _hidden, _depth in (("mlp_512x3", 512, 3), ("mlp_1024x4", 1024, 4),
                                ("mlp_1024x8", 1024, 8), ("mlp_4096x2", 4096, 2)):
@@ -257,6 +278,21 @@ for _name, _hidden, _depth in (("mlp_512x3", 512, 3), ("mlp_1024x4", 1024, 4),
          hidden=_hidden, depth=_depth)
 _add("autoencoder_512", "mlp", "autoencoder", "reconstruction", "mlp:autoencoder", FEATURE_WIDTHS,
      "adamw", bottleneck=64, hidden=512)
+# Large and small Linear layers in other arrangements (issue 6).
+_add("tabular_resnet_1024", "mlp", "tabular-resnet", "tabular", "mlp:tabular_resnet", FEATURE_WIDTHS,
+     dim=1024, hidden=4096, depth=2)
+_add("wide_mlp_8192", "mlp", "wide-mlp", "tabular", "mlp:classifier_mlp", FEATURE_WIDTHS,
+     hidden=8192, depth=2)
+_add("autoencoder_4096", "mlp", "deep-autoencoder", "reconstruction", "mlp:deep_autoencoder",
+     FEATURE_WIDTHS, "adamw", widths=(4096, 2048, 256))
+# Mid-width weights (1-6 MB: in cache), between the small MLPs and the memory-bound 4096-8192 wide ones.
+_add("highway_1024x3", "mlp", "highway", "tabular", "mlp:highway_network", FEATURE_WIDTHS, width=1024, depth=3)
+_add("swiglu_mlp_768", "mlp", "gated-mlp", "tabular", "mlp:gated_mlp", FEATURE_WIDTHS, "adamw",
+     dim=768, hidden=2048, depth=3)
+_add("bn_mlp_256x4", "mlp", "bn-mlp", "tabular", "mlp:batchnorm_mlp", FEATURE_WIDTHS, hidden=256, depth=4)
+_add("fasttext_128", "mlp", "fasttext", "text_classification", "mlp:FastText", (64, 256), dim=128)
+_add("textcnn_128", "cnn", "textcnn", "text_classification", "cnn:TextCNN", SEQUENCE_LENGTHS,
+     dim=128, channels=100, widths=(3, 4, 5))
 
 _add("dlrm_small", "recommender", "dlrm", "recommendation", "recsys:DLRM", LOOKUPS,
      dense=13, tables=8, rows=10_000, dim=16, bottom=(64,), top=(128, 64))
@@ -268,6 +304,13 @@ _add("dcn", "recommender", "dcn", "recommendation", "recsys:DeepCrossNetwork", L
      dense=13, tables=16, rows=20_000, dim=16, cross_layers=3, deep=(256, 128))
 _add("ncf", "recommender", "ncf", "recommendation", "recsys:NeuralCollaborativeFiltering", (1,),
      dense=0, tables=2, rows=50_000, dim=64, hidden=(256, 128, 64))
+
+_add("deepfm", "recommender", "deepfm", "recommendation", "recsys:DeepFM", LOOKUPS,
+     dense=13, tables=26, rows=20_000, dim=16, deep=(400, 400, 400))
+_add("two_tower_1024", "recommender", "two-tower", "recommendation", "recsys:TwoTower", LOOKUPS,
+     dense=13, tables=8, rows=50_000, dim=64, tower=(1024, 512, 128))
+_add("gru4rec_256", "recommender", "gru4rec", "language_model", "recsys:GRU4Rec", RNN_STEPS,
+     dim=128, hidden=256)
 
 _add("hf_bert_mini", "transformer-encoder", "bert", "text_classification", "hf:bert_classifier",
      SEQUENCE_LENGTHS, "adamw", "transformers", dim=256, depth=4, heads=4)

@@ -130,6 +130,8 @@ class ModelResult:
     measured_ms: list[float] = field(default_factory=list)  # step_ms
     measured_profiled_ms: list[float] = field(default_factory=list)
     families: list[str] = field(default_factory=list)
+    config_ids: list[str] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)  # the zoo model (the split's architecture) of each
     train_seconds: list[float] = field(default_factory=list)  # per fitted model
     predict_seconds: float = 0.0
     epochs: list[float] = field(default_factory=list)  # ETS only
@@ -159,6 +161,21 @@ class ModelResult:
         self.measured_ms += [s.config.step_ms for s in samples]
         self.measured_profiled_ms += [s.profiled_ns / 1e6 for s in samples]
         self.families += [s.config.family for s in samples]
+        self.config_ids += [s.config.config_id for s in samples]
+        self.models += [s.config.model for s in samples]
+
+    def only(self, config_ids) -> "ModelResult":
+        """These predictions restricted to the given configurations (training is not repeated).
+
+        ``predict_seconds`` is scaled to the share kept, so ``latency_ms`` stays per iteration.
+        """
+        keep = [i for i, config_id in enumerate(self.config_ids) if config_id in config_ids]
+        pick = lambda values: [values[i] for i in keep]  # noqa: E731
+        share = len(keep) / max(1, len(self.config_ids))
+        return ModelResult(self.name, pick(self.predicted_ms), pick(self.predicted_profiled_ms),
+                           pick(self.measured_ms), pick(self.measured_profiled_ms), pick(self.families),
+                           pick(self.config_ids), pick(self.models), list(self.train_seconds), self.predict_seconds * share,
+                           list(self.epochs))
 
 
 def _by_hardware(samples: list[TraceSample]) -> dict[str, list[TraceSample]]:
@@ -201,12 +218,24 @@ class Evaluation:
     architectures: int
     test_sizes: list[int]
     results: list[ModelResult]
+    scored_on: int | None = None  # set by only(): metrics over this many of the tested configurations
+
+    def only(self, config_ids) -> "Evaluation":
+        """The same evaluation scored only on the given configurations (e.g. an earlier collection's)."""
+        config_ids = set(config_ids)
+        results = [r.only(config_ids) for r in self.results]
+        if not results or not results[0].config_ids:
+            raise ItercastError("none of the given configurations was tested")
+        kept = results[0]
+        return Evaluation(self.settings, len(kept.config_ids), len(set(kept.models)), self.test_sizes,
+                          results, scored_on=len(kept.config_ids))
 
     def table(self) -> str:
         s = self.settings
         how = f"holdout {s.test_fraction:.0%} of groups" if s.folds <= 1 else f"{s.folds} folds"
         lines = [f"{self.configurations} configurations, {self.architectures} architectures; split by {s.split} "
-                 f"({how}, seed {s.seed}); test configurations per fold: {self.test_sizes}",
+                 f"({how}, seed {s.seed}); test configurations per fold: {self.test_sizes}"
+                 + ("; scored on these configurations only" if self.scored_on is not None else ""),
                  f"{'':10} {'-- un-profiled step_ms --':>27}  {'-- profiled iteration --':>27}",
                  f"{'model':10} {'MRE':>8} {'RMSE ms':>9} {'p90 RE':>8}  {'MRE':>8} {'RMSE ms':>9} {'p90 RE':>8}"
                  f"  {'train s':>8} {'predict ms/it':>14}"]

@@ -299,3 +299,19 @@ def convnext(dims, depths, num_classes, image_size):
             layers += [ChannelsFirstLayerNorm(dims[index - 1]), nn.Conv2d(dims[index - 1], dim, 2, 2)]
         layers += [ConvNeXtBlock(dim) for _ in range(depth)]
     return nn.Sequential(*layers, classifier_head(dims[-1], num_classes))
+
+
+class TextCNN(nn.Module):
+    """Kim (2014): 1-d convolutions of several widths over token embeddings, max over time."""
+
+    def __init__(self, vocab, dim, channels, widths, num_classes, max_len=None, dropout=0.5):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.convs = nn.ModuleList(nn.Conv1d(dim, channels, width, padding=width // 2) for width in widths)
+        self.drop = nn.Dropout(dropout)
+        self.head = nn.Linear(channels * len(widths), num_classes)
+
+    def forward(self, ids):
+        embedded = self.embed(ids).transpose(1, 2)
+        pooled = [torch.relu(conv(embedded)).amax(2) for conv in self.convs]
+        return self.head(self.drop(torch.cat(pooled, 1)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import torch
 from torch import nn
 
 
@@ -46,3 +47,84 @@ class MlpMixer(nn.Module):
     def forward(self, images):
         tokens = self.patchify(images).flatten(2).transpose(1, 2)
         return self.head(self.blocks(tokens).mean(1))
+
+
+class ResidualBlock(nn.Module):
+    """The tabular ResNet's block (Gorishniy et al. 2021): x + Linear(Dropout(ReLU(Linear(BN(x)))))."""
+
+    def __init__(self, dim, hidden, dropout=0.1):
+        super().__init__()
+        self.body = nn.Sequential(nn.BatchNorm1d(dim), nn.Linear(dim, hidden), nn.ReLU(), nn.Dropout(dropout),
+                                  nn.Linear(hidden, dim), nn.Dropout(dropout))
+
+    def forward(self, x):
+        return x + self.body(x)
+
+
+def tabular_resnet(dim, hidden, depth, features, num_classes):
+    return nn.Sequential(nn.Linear(features, dim), *[ResidualBlock(dim, hidden) for _ in range(depth)],
+                         nn.BatchNorm1d(dim), nn.ReLU(), nn.Linear(dim, num_classes))
+
+
+def batchnorm_mlp(hidden, depth, features, num_classes, dropout=0.2):
+    """Linear, BatchNorm, ReLU and Dropout per layer: many small ops around each small matmul."""
+    layers, width = [], features
+    for _ in range(depth):
+        layers += [nn.Linear(width, hidden), nn.BatchNorm1d(hidden), nn.ReLU(), nn.Dropout(dropout)]
+        width = hidden
+    return nn.Sequential(*layers, nn.Linear(width, num_classes))
+
+
+def deep_autoencoder(widths, features):
+    """A symmetric autoencoder through ``widths`` (the last is the code), GELU between layers."""
+    return mlp((features,) + tuple(widths) + tuple(reversed(widths[:-1])) + (features,), nn.GELU)
+
+
+class FastText(nn.Module):
+    """fastText: the mean of the tokens' embeddings, a linear classifier."""
+
+    def __init__(self, vocab, dim, num_classes, max_len=None):
+        super().__init__()
+        self.bag = nn.EmbeddingBag(vocab, dim, mode="mean")
+        self.head = nn.Linear(dim, num_classes)
+
+    def forward(self, ids):
+        return self.head(self.bag(ids))
+
+
+class HighwayLayer(nn.Module):
+    """Srivastava et al. (2015): y = H(x) T(x) + x (1 - T(x)), a learned gate per unit."""
+
+    def __init__(self, width):
+        super().__init__()
+        self.transform = nn.Linear(width, width)
+        self.gate = nn.Linear(width, width)
+        nn.init.constant_(self.gate.bias, -2.0)  # start close to carrying the input through
+
+    def forward(self, x):
+        gate = torch.sigmoid(self.gate(x))
+        return torch.relu(self.transform(x)) * gate + x * (1 - gate)
+
+
+def highway_network(width, depth, features, num_classes):
+    return nn.Sequential(nn.Linear(features, width), nn.ReLU(), *[HighwayLayer(width) for _ in range(depth)],
+                         nn.Linear(width, num_classes))
+
+
+class SwiGLUBlock(nn.Module):
+    """A pre-norm residual SwiGLU feed-forward block (as in PaLM and Llama), over feature vectors."""
+
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.gate_up = nn.Linear(dim, 2 * hidden)
+        self.down = nn.Linear(hidden, dim)
+
+    def forward(self, x):
+        gate, up = self.gate_up(self.norm(x)).chunk(2, -1)
+        return x + self.down(nn.functional.silu(gate) * up)
+
+
+def gated_mlp(dim, hidden, depth, features, num_classes):
+    return nn.Sequential(nn.Linear(features, dim), *[SwiGLUBlock(dim, hidden) for _ in range(depth)],
+                         nn.LayerNorm(dim), nn.Linear(dim, num_classes))

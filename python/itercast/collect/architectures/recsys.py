@@ -93,3 +93,62 @@ class NeuralCollaborativeFiltering(nn.Module):
         gmf = user_item[:, 0] * user_item[:, 1]
         deep = self.mlp(self.mlp_embeddings(sparse).flatten(1))
         return self.head(torch.cat([gmf, deep], 1)).squeeze(1)
+
+
+class DeepFM(nn.Module):
+    """DeepFM: a factorisation machine's first- and second-order terms beside a deep MLP."""
+
+    def __init__(self, dense, tables, rows, dim, deep):
+        super().__init__()
+        self.linear = EmbeddingTables(tables, rows, 1)
+        self.dense_linear = nn.Linear(dense, 1)
+        self.embeddings = EmbeddingTables(tables, rows, dim)
+        self.dense_embed = nn.Linear(dense, dim)
+        self.deep = mlp(((tables + 1) * dim,) + deep + (1,))
+        # DeepFM's initialisation: with N(0, 1) rows the pairwise term starts at logits in the hundreds.
+        for bag in self.embeddings.bags:
+            nn.init.normal_(bag.weight, std=0.01)
+
+    def forward(self, dense, sparse):
+        fields = torch.cat([self.dense_embed(dense).unsqueeze(1), self.embeddings(sparse)], 1)
+        # sum over pairs <v_i, v_j> = ((sum v)^2 - sum v^2) / 2
+        second_order = 0.5 * (fields.sum(1).pow(2) - fields.pow(2).sum(1)).sum(1)
+        first_order = self.linear(sparse).sum((1, 2)) + self.dense_linear(dense).squeeze(1)
+        return first_order + second_order + self.deep(fields.flatten(1)).squeeze(1)
+
+
+class TwoTower(nn.Module):
+    """A retrieval model: user and item towers (MLPs over their own tables), scored by a dot product.
+
+    The first half of the tables (and the dense features) describe the user, the rest the item.
+    """
+
+    def __init__(self, dense, tables, rows, dim, tower):
+        super().__init__()
+        self.user_tables = tables // 2
+        self.user_embeddings = EmbeddingTables(self.user_tables, rows, dim)
+        self.item_embeddings = EmbeddingTables(tables - self.user_tables, rows, dim)
+        self.user_tower = mlp((dense + self.user_tables * dim,) + tower)
+        self.item_tower = mlp(((tables - self.user_tables) * dim,) + tower)
+
+    def forward(self, dense, sparse):
+        user = self.user_embeddings(sparse[:, :self.user_tables]).flatten(1)
+        item = self.item_embeddings(sparse[:, self.user_tables:]).flatten(1)
+        user = nn.functional.normalize(self.user_tower(torch.cat([dense, user], 1)), dim=1)
+        item = nn.functional.normalize(self.item_tower(item), dim=1)
+        return (user * item).sum(1) * 10.0  # a temperature, as cosine scores lie in [-1, 1]
+
+
+class GRU4Rec(nn.Module):
+    """Session-based recommendation (Hidasi et al. 2016): a GRU over the session's items predicts the next."""
+
+    def __init__(self, vocab, dim, hidden, max_len=None):
+        super().__init__()
+        self.items = nn.Embedding(vocab, dim)
+        nn.init.normal_(self.items.weight, std=0.02)
+        self.rnn = nn.GRU(dim, hidden, batch_first=True)
+        self.head = nn.Linear(hidden, vocab)
+
+    def forward(self, ids):
+        output, _ = self.rnn(self.items(ids))
+        return self.head(output)
