@@ -40,17 +40,18 @@ inline bool same_glue(const char* text, const char* glue, uint32_t size) {
 }  // namespace
 
 EventLayout::ValueKind EventLayout::kind_of(char first) {
-    switch (first) {
-        case '"': return ValueKind::kString;
-        case '{': return ValueKind::kObject;
-        case '[': return ValueKind::kArray;
-        case 't':
-        case 'f':
-        case 'n': return ValueKind::kLiteral;
-        default:
-            if (first == '-' || (first >= '0' && first <= '9')) return ValueKind::kNumber;
-            return ValueKind::kOther;
-    }
+    static constexpr auto kKinds = [] {
+        std::array<ValueKind, 256> kinds{};
+        for (auto& kind : kinds) kind = ValueKind::kOther;
+        kinds['"'] = ValueKind::kString;
+        kinds['{'] = ValueKind::kObject;
+        kinds['['] = ValueKind::kArray;
+        kinds['t'] = kinds['f'] = kinds['n'] = ValueKind::kLiteral;
+        kinds['-'] = ValueKind::kNumber;
+        for (int digit = '0'; digit <= '9'; ++digit) kinds[digit] = ValueKind::kNumber;
+        return kinds;
+    }();
+    return kKinds[static_cast<unsigned char>(first)];
 }
 
 void EventLayout::add_glue(const char* begin, const char* end) { glue_.append(begin, static_cast<size_t>(end - begin)); }
