@@ -109,11 +109,24 @@ def test_recurrent_flops_count_tokens_times_parameters():
     assert timeline.ops["flops"][0] == 2 * 20 * 4 * (256 * 32 + 256 * 64 + 256 + 256)
 
 
-def test_a_recurrent_layers_backward_is_costed_from_its_output_gradient():
-    # MkldnnRnnLayerBackward0 records only the output gradient (seq, batch, hidden).
-    backward = x("MkldnnRnnLayerBackward0", "cpu_op", 0, 100, **{"Input Dims": [[32, 2, 256], [], []]})
-    timeline = read_timeline(json.dumps([backward]).encode())
-    assert timeline.ops["flops"][0] == 2 * (2 * 32 * 2 * 8 * 256 * 256)
+def test_a_recurrent_layers_backward_is_costed_from_its_weights_not_its_output_gradient():
+    """MkldnnRnnLayerBackward0 records only the output gradient (seq, batch, hidden); the layer
+    backward nested in it has the weights, which say the input (128) is narrower than the hidden
+    state (256): twice the forward's 2 x tokens x (w_ih + w_hh)."""
+    events = [x("ProfilerStep#1", "user_annotation", 0, 200),
+              x("MkldnnRnnLayerBackward0", "cpu_op", 1, 100, **{"Input Dims": [[32, 2, 256], [], []]}),
+              x("aten::mkldnn_rnn_layer_backward", "cpu_op", 5, 90, **{
+                  "Input Dims": [[32, 2, 128], [1024, 128], [1024, 256], [1024], [1024], [2, 256], [2, 256],
+                                 [32, 2, 256], [2, 256], [2, 256], [32, 2, 256], [], [], []]})]
+    timeline = read_timeline(json.dumps(events).encode())
+    assert timeline.ops["flops"][0] == 4 * 32 * 2 * (1024 * 128 + 1024 * 256)
+
+
+def test_one_recurrent_layer_counts_both_weight_matrices():
+    layer = x("aten::mkldnn_rnn_layer", "cpu_op", 0, 100, **{
+        "Input Dims": [[32, 8, 128], [1024, 128], [1024, 256], [1024], [1024], [8, 256], [8, 256]]})
+    timeline = read_timeline(json.dumps([layer]).encode())
+    assert timeline.ops["flops"][0] == 2 * 32 * 8 * (1024 * 128 + 1024 * 256)
 
 
 def test_an_op_without_a_formula_sums_its_nested_ops_and_takes_the_first_shapes():

@@ -170,18 +170,31 @@ double conv_flops(std::string_view name, const std::vector<InputShape>& in, cons
     return 2 * static_cast<double>((*x)[0]) * product(*w, 0, w->size()) * conv_output_spatial(base, *x, *w, concrete);
 }
 
-// Forward: 2 x tokens x recurrent parameters (the op's tensor-list argument).
-// A layer's backward (e.g. MkldnnRnnLayerBackward0) records only the output
-// gradient (seq, batch, hidden): twice the forward of an LSTM-sized layer whose
-// input is as wide as its hidden state (4 gates x hidden x 2 hidden parameters).
-double rnn_flops(const std::vector<InputShape>& in) {
+// Recurrent layers: 2 x tokens x the weights each token goes through, twice
+// that for a backward (gradients of the input and of the weights). The
+// weights: a whole module's parameter list (aten::lstm, gru, rnn_tanh:
+// input, hx, params, ...), one layer's two matrices (aten::mkldnn_rnn_layer
+// and its _backward: input, w_ih, w_hh, ...) or cuDNN's weight list
+// (aten::_cudnn_rnn and its _backward: input, weights, ...). An autograd node
+// that records only the output gradient (MkldnnRnnLayerBackward0,
+// CudnnRnnBackward0) has no estimate: the layer backward nested in it, which
+// knows the input's width, stands for it.
+double rnn_flops(std::string_view canonical_name, const std::vector<InputShape>& in) {
     const auto* x = dims_at(in, 0);
     if (!x || x->size() < 2 || x->back() <= 0) return -1;
     const double tokens = product(*x, 0, x->size() - 1);
-    if (in.size() >= 3 && in[2].numel > 0) return 2 * tokens * in[2].numel;
-    if (x->size() != 3) return -1;
-    const double hidden = static_cast<double>(x->back());
-    return 2 * (2 * tokens * 8 * hidden * hidden);
+    const std::string name = lower(canonical_name);
+    const bool backward = has(name, "backward");
+    double weights = 0;
+    if (has(name, "mkldnn_rnn_layer")) {
+        if (in.size() >= 3) weights = in[1].numel + in[2].numel;
+    } else if (has(name, "cudnn_rnn")) {
+        if (in.size() >= 2) weights = in[1].numel;
+    } else if (!backward && in.size() >= 3) {
+        weights = in[2].numel;
+    }
+    if (weights <= 0) return -1;
+    return (backward ? 4 : 2) * tokens * weights;
 }
 
 double attention_flops(const std::vector<InputShape>& in) {
@@ -290,7 +303,7 @@ bool estimate_cost(const OpIdentity& op, const std::vector<InputShape>& inputs, 
     switch (op_class) {
         case OpClass::kMatmul: estimate = matmul_flops(canonical_name, inputs); break;
         case OpClass::kConv: estimate = conv_flops(canonical_name, inputs, concrete); break;
-        case OpClass::kRnn: estimate = rnn_flops(inputs); break;
+        case OpClass::kRnn: estimate = rnn_flops(canonical_name, inputs); break;
         case OpClass::kAttention: estimate = attention_flops(inputs); break;
         case OpClass::kNorm:
         case OpClass::kSoftmax:

@@ -22,7 +22,8 @@ PHASES = ("forward", "backward", "optimizer")
 FEATURE_COLUMNS: list[tuple[str, str]] = _native.feature_columns()
 #: Version of the feature layout and meaning; models record it and refuse another.
 #: 3: recurrent layers' backward ops get FLOPs.
-FEATURE_SCHEMA_VERSION = 3
+#: 4: ... from their weights (the nested layer backward), not from the output gradient alone.
+FEATURE_SCHEMA_VERSION = 4
 
 
 @dataclass(frozen=True)
