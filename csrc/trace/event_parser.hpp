@@ -1,5 +1,8 @@
 #pragma once
-// Reads one trace event object (a complete '{...}' in one buffer) into an Event.
+// Reads one trace event object (a complete '{...}' in one buffer) into an Event,
+// by the first of three paths that accepts it: a learned layout of its kind
+// (event_layout.hpp), a fast member-by-member reader, and the general reader
+// that checks every byte and words the errors. All three give the same event.
 #include <cstdint>
 #include <string>
 #include <string_view>
