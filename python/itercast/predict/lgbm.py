@@ -22,6 +22,8 @@ DEFAULT_PARAMS = {
     "num_threads": 0,
 }
 OBJECTIVES = ("l2", "log")
+# Half of each duration row's weight is its op's share of its iteration's time (see duration_weights).
+DEFAULT_TIME_WEIGHT = 0.5
 LABELS = ("duration", "gap")
 
 
@@ -39,6 +41,28 @@ def default_label_params(rounds: int) -> dict[str, dict]:
 # Which rows predict an op: every covering window (averaged, as ETS), or only the most central one
 # (the default: a quarter of the rows, and as accurate by architecture).
 PREDICT_ROWS = {"all": all_pairs, "central": central_pair_per_op}
+
+
+def duration_weights(duration_ns: np.ndarray, sample: np.ndarray, time_weight: float) -> np.ndarray | None:
+    """Training weights of the duration booster's rows; None (all alike) when ``time_weight`` is 0.
+
+    Targets are log durations, so every op counts alike in the fit, while an iteration's time (what
+    is scored) is mostly a few large ops. Each row's weight is ``1 - time_weight`` plus
+    ``time_weight`` times its op's share of its sample's summed duration, scaled so that a sample's
+    time-share part sums to its row count, as the uniform part does: a sample weighs what it did,
+    and within it the ops that take its time weigh more. Weights are normalised to mean 1. They are
+    computed from the training labels only; prediction does not use them.
+    """
+    if not 0.0 <= time_weight <= 1.0:
+        raise ValueError(f"time_weight must be within [0, 1], got {time_weight}")
+    if time_weight == 0.0:
+        return None
+    duration = np.maximum(np.asarray(duration_ns, dtype=np.float64), 0.0)
+    sample = np.asarray(sample, dtype=np.int64)
+    total, count = np.bincount(sample, weights=duration), np.bincount(sample)
+    share = np.divide(duration, total[sample], out=np.zeros_like(duration), where=total[sample] > 0)
+    weights = (1.0 - time_weight) + time_weight * share * count[sample]
+    return weights / weights.mean()
 
 
 def to_target(ns: np.ndarray, objective: str) -> np.ndarray:
@@ -63,7 +87,7 @@ class WindowLGBM:
 
     def __init__(self, objective: str = "log", rounds: int = DEFAULT_ROUNDS, params: dict | None = None, seed: int = 0,
                  rows: str = "one", predict_rows: str = "central", roofline: bool = True,
-                 label_params: dict[str, dict] | None = None):
+                 label_params: dict[str, dict] | None = None, time_weight: float = DEFAULT_TIME_WEIGHT):
         if objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {OBJECTIVES}")
         if predict_rows not in PREDICT_ROWS:
@@ -81,6 +105,9 @@ class WindowLGBM:
         # Durations are learnt as a correction to this prior, which extrapolates to larger ops.
         self.roofline: Roofline | None = None
         self.use_roofline = roofline
+        # The duration booster's rows weigh by their op's share of the iteration's time this much.
+        duration_weights(np.zeros(1), np.zeros(1, dtype=np.int64), time_weight)  # fails early when out of range
+        self.time_weight = time_weight
 
     def _training_rows(self, samples):
         rng = np.random.default_rng(self.seed)
@@ -96,12 +123,13 @@ class WindowLGBM:
             target = to_target(values, self.objective)
             prior = self.prior_score(label, rows.x)
             init = prior if isinstance(prior, np.ndarray) else None  # LightGBM takes no scalar initial score
+            weight = duration_weights(rows.duration, rows.sample, self.time_weight) if label == "duration" else None
             params = {**self.params, **self.label_params.get(label, {})}
             rounds = params.pop("rounds", self.rounds)
             if client is not None:
-                booster = _fit_on_dask(client, rows.x, target, init, params, rounds)
+                booster = _fit_on_dask(client, rows.x, target, init, params, rounds, weight)
             else:
-                data = lightgbm.Dataset(rows.x, target, init_score=init, free_raw_data=True)
+                data = lightgbm.Dataset(rows.x, target, init_score=init, weight=weight, free_raw_data=True)
                 booster = lightgbm.train({**params, "objective": "regression"}, data, num_boost_round=rounds)
             self.boosters[label] = NativeBooster.from_booster(booster, label)
         return self
@@ -128,6 +156,7 @@ class WindowLGBM:
     def to_dict(self) -> dict:
         return {"objective": self.objective, "rounds": self.rounds, "seed": self.seed, "rows": self.rows,
                 "predict_rows": self.predict_rows, "params": self.params, "label_params": self.label_params,
+                "time_weight": self.time_weight,
                 "roofline": self.roofline.to_list() if self.roofline is not None else None,
                 "boosters": {label: booster.model_text for label, booster in self.boosters.items()}}
 
@@ -135,14 +164,16 @@ class WindowLGBM:
     def from_dict(cls, data: dict) -> "WindowLGBM":
         model = cls(data["objective"], data["rounds"], data["params"], data["seed"], data.get("rows", "one"),
                     data.get("predict_rows", "all"), roofline=data.get("roofline") is not None,
-                    label_params=data.get("label_params", {}))  # files before it: one parameter set
+                    label_params=data.get("label_params", {}),  # files before it: one parameter set
+                    time_weight=data.get("time_weight", 0.0))  # files before it: unweighted
         if model.use_roofline:
             model.roofline = Roofline.from_list(data["roofline"])
         model.boosters = {label: NativeBooster(text, label) for label, text in data["boosters"].items()}
         return model
 
 
-def _fit_on_dask(client, x: np.ndarray, target: np.ndarray, init: np.ndarray | None, params: dict, rounds: int):
+def _fit_on_dask(client, x: np.ndarray, target: np.ndarray, init: np.ndarray | None, params: dict, rounds: int,
+                 weight: np.ndarray | None = None):
     """Trains with lightgbm.dask on the client's workers; returns a plain Booster."""
     import dask.array as da
     from lightgbm.dask import DaskLGBMRegressor
@@ -154,5 +185,6 @@ def _fit_on_dask(client, x: np.ndarray, target: np.ndarray, init: np.ndarray | N
     options = {k: v for k, v in params.items() if k not in ("verbose", "num_threads", "seed")}
     regressor = DaskLGBMRegressor(client=client, n_estimators=rounds, random_state=params.get("seed", 0),
                                   verbose=-1, **options)
-    regressor.fit(dx, dy, init_score=None if init is None else da.from_array(init, chunks=chunk))
+    regressor.fit(dx, dy, sample_weight=None if weight is None else da.from_array(weight, chunks=chunk),
+                  init_score=None if init is None else da.from_array(init, chunks=chunk))
     return regressor.to_local().booster_

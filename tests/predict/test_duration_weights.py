@@ -1,0 +1,57 @@
+import numpy as np
+import pytest
+
+from itercast.predict.lgbm import DEFAULT_TIME_WEIGHT, WindowLGBM, duration_weights
+
+
+def test_no_time_weight_means_all_rows_alike():
+    assert duration_weights(np.array([1.0, 1e6, 5.0]), np.array([0, 0, 1]), 0.0) is None
+
+
+def test_time_weights_follow_each_ops_share_of_its_iteration():
+    # Sample 0: one op takes 90% of the time; sample 1: two ops, equal, ten times as long in all.
+    duration = np.array([90.0, 5.0, 5.0, 1000.0, 1000.0])
+    sample = np.array([0, 0, 0, 1, 1])
+    weights = duration_weights(duration, sample, 1.0)
+    assert weights.mean() == pytest.approx(1.0)
+    # All time-share: within a sample, proportional to duration; a sample weighs by its rows, not its time.
+    np.testing.assert_allclose(weights[:3] / weights[0], [1.0, 5 / 90, 5 / 90])
+    np.testing.assert_allclose(weights[:3].sum() / weights[3:].sum(), 3 / 2)
+    half = duration_weights(duration, sample, 0.5)
+    np.testing.assert_allclose(half, 0.5 + 0.5 * weights)  # both parts have mean 1
+    assert half.min() > 0.4  # a tiny op keeps half its weight
+
+
+def test_time_weights_are_bounded_and_survive_an_iteration_without_time():
+    weights = duration_weights(np.array([0.0, 0.0, 3.0]), np.array([0, 0, 1]), 0.5)
+    assert np.isfinite(weights).all() and (weights > 0).all()
+    for bad in (-0.1, 1.5):
+        with pytest.raises(ValueError, match="time_weight"):
+            duration_weights(np.ones(2), np.zeros(2, dtype=int), bad)
+        with pytest.raises(ValueError, match="time_weight"):
+            WindowLGBM(time_weight=bad)
+
+
+def test_only_the_duration_booster_is_weighted_from_the_training_rows(tiny_collection, monkeypatch):
+    lightgbm = pytest.importorskip("lightgbm")
+    from itercast.predict import Dataset, featurise
+
+    samples = featurise(Dataset.from_manifest(tiny_collection).configs)
+    seen = []
+    real = lightgbm.Dataset
+
+    def recording(x, target, **kwargs):
+        seen.append(kwargs.get("weight"))
+        return real(x, target, **kwargs)
+
+    monkeypatch.setattr(lightgbm, "Dataset", recording)
+    model = WindowLGBM(rounds=5).fit(samples)
+    assert model.time_weight == DEFAULT_TIME_WEIGHT
+    duration_rows, gap_rows = seen
+    rows = model._training_rows(samples)
+    np.testing.assert_allclose(duration_rows, duration_weights(rows.duration, rows.sample, DEFAULT_TIME_WEIGHT))
+    assert gap_rows is None
+    again = WindowLGBM.from_dict(model.to_dict())
+    assert again.time_weight == DEFAULT_TIME_WEIGHT
+    older = {key: value for key, value in model.to_dict().items() if key != "time_weight"}
+    assert WindowLGBM.from_dict(older).time_weight == 0.0  # files before the weights were unweighted
