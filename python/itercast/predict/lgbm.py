@@ -43,6 +43,12 @@ def default_label_params(rounds: int) -> dict[str, dict]:
 PREDICT_ROWS = {"all": all_pairs, "central": central_pair_per_op}
 
 
+def check_time_weight(time_weight: float) -> float:
+    if not 0.0 <= time_weight <= 1.0:
+        raise ValueError(f"time_weight must be within [0, 1], got {time_weight}")
+    return time_weight
+
+
 def duration_weights(duration_ns: np.ndarray, sample: np.ndarray, time_weight: float) -> np.ndarray | None:
     """Training weights of the duration booster's rows; None (all alike) when ``time_weight`` is 0.
 
@@ -53,9 +59,7 @@ def duration_weights(duration_ns: np.ndarray, sample: np.ndarray, time_weight: f
     and within it the ops that take its time weigh more. Weights are normalised to mean 1. They are
     computed from the training labels only; prediction does not use them.
     """
-    if not 0.0 <= time_weight <= 1.0:
-        raise ValueError(f"time_weight must be within [0, 1], got {time_weight}")
-    if time_weight == 0.0:
+    if check_time_weight(time_weight) == 0.0:
         return None
     duration = np.maximum(np.asarray(duration_ns, dtype=np.float64), 0.0)
     sample = np.asarray(sample, dtype=np.int64)
@@ -106,8 +110,7 @@ class WindowLGBM:
         self.roofline: Roofline | None = None
         self.use_roofline = roofline
         # The duration booster's rows weigh by their op's share of the iteration's time this much.
-        duration_weights(np.zeros(1), np.zeros(1, dtype=np.int64), time_weight)  # fails early when out of range
-        self.time_weight = time_weight
+        self.time_weight = check_time_weight(time_weight)
 
     def _training_rows(self, samples):
         rng = np.random.default_rng(self.seed)
