@@ -111,14 +111,7 @@ class Trace:
 
     def count_by_category(self) -> dict[tuple[str, str], int]:
         """Event counts per (ph, cat); events without a category count under ""."""
-        keys = self.columns["ph"].astype(np.int64) << 32 | (self.columns["cat"].astype(np.int64) & 0xFFFFFFFF)
-        unique, counts = np.unique(keys, return_counts=True)
-        result = {}
-        for key, count in zip(unique.tolist(), counts.tolist()):
-            ph, cat = chr(key >> 32) if key >> 32 else "", key & 0xFFFFFFFF
-            cat_name = "" if cat == 0xFFFFFFFF else self.strings[cat]
-            result[(ph, cat_name)] = count
-        return result
+        return _category_names(_count_category_keys(self.columns), self.strings)
 
     def profiler_steps(self) -> list[Step]:
         """``ProfilerStep#N`` spans in start order (the gpu_user_annotation twins excluded)."""
@@ -147,6 +140,85 @@ class Trace:
                 value = None
             out[column] = value
         return out
+
+
+def _count_category_keys(columns: dict[str, np.ndarray]) -> dict[int, int]:
+    """Event counts per (ph, cat id), keyed by ph << 32 | cat id."""
+    keys = columns["ph"].astype(np.int64) << 32 | (columns["cat"].astype(np.int64) & 0xFFFFFFFF)
+    unique, counts = np.unique(keys, return_counts=True)
+    return dict(zip(unique.tolist(), counts.tolist()))
+
+
+def _category_names(counts: dict[int, int], strings: list[str]) -> dict[tuple[str, str], int]:
+    result = {}
+    for key, count in sorted(counts.items()):
+        ph, cat = chr(key >> 32) if key >> 32 else "", key & 0xFFFFFFFF
+        result[(ph, "" if cat == 0xFFFFFFFF else strings[cat])] = count
+    return result
+
+
+@dataclass
+class TraceSummary:
+    """What ``itercast scan`` reports, gathered while streaming: memory does not grow with the trace."""
+
+    nbytes: int
+    events: int
+    counts: dict[tuple[str, str], int]  # per (ph, cat), as Trace.count_by_category
+    steps: list[Step]
+    devices: list[str]
+
+
+def summarise_trace(source: Source, chunk_size: int = CHUNK_SIZE) -> TraceSummary:
+    """Streams a trace (as :func:`read_trace` takes it) keeping only counts and ProfilerStep spans."""
+    session = _SummarySession()
+    name = scan_source(session, source, chunk_size)
+    strings = session.scanner.strings()
+    steps = Trace(session.step_columns(), strings, session.scanner.metadata(), session.scanner.bytes_fed, name)
+    return TraceSummary(session.scanner.bytes_fed, session.scanner.events,
+                        _category_names(session.counts, strings), steps.profiler_steps(), steps.devices)
+
+
+class _SummarySession:
+    """A native scanner whose events are reduced batch by batch to counts and step candidates."""
+
+    STEP_COLUMNS = ("ph", "cat", "name", "ts_ns", "dur_ns")
+
+    def __init__(self):
+        self.scanner = _native.Scanner(0)
+        self.counts: dict[int, int] = {}
+        self._steps: list[dict[str, np.ndarray]] = []
+        self._names: list[str] = []
+        self._step_name_ids: set[int] = set()
+
+    @property
+    def saw_trace_events(self) -> bool:
+        return self.scanner.saw_trace_events
+
+    def feed(self, chunk) -> None:
+        self.scanner.feed(chunk)
+        self._reduce(self.scanner.take_events())
+
+    def finish(self) -> None:
+        self.scanner.finish()
+        self._reduce(self.scanner.take_events())
+
+    def step_columns(self) -> dict[str, np.ndarray]:
+        if not self._steps:
+            return {column: np.zeros(0, dtype=np.int64) for column in self.STEP_COLUMNS}
+        return {column: np.concatenate([batch[column] for batch in self._steps]) for column in self.STEP_COLUMNS}
+
+    def _reduce(self, columns: dict[str, np.ndarray]) -> None:
+        if not len(columns["ts_ns"]):
+            return
+        for key, count in _count_category_keys(columns).items():
+            self.counts[key] = self.counts.get(key, 0) + count
+        new_names = self.scanner.strings(len(self._names))
+        self._step_name_ids.update(len(self._names) + i for i, text in enumerate(new_names)
+                                   if text.startswith("ProfilerStep#"))
+        self._names.extend(new_names)
+        keep = np.isin(columns["name"], list(self._step_name_ids))
+        if keep.any():
+            self._steps.append({column: columns[column][keep] for column in self.STEP_COLUMNS})
 
 
 class TraceStream:

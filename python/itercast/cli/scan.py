@@ -15,26 +15,25 @@ def register(subparsers) -> None:
 
 
 def summarise(path: str) -> dict:
-    from itercast.trace import read_trace, trace_path
+    from itercast.trace import summarise_trace, trace_path
 
     start = time.perf_counter()
-    trace = read_trace(trace_path(path))
+    trace = summarise_trace(trace_path(path))
     seconds = time.perf_counter() - start
     by_category: dict[str, int] = {}
     by_phase_category = []
-    for (ph, cat), count in sorted(trace.count_by_category().items()):
+    for (ph, cat), count in sorted(trace.counts.items()):
         by_category[cat] = by_category.get(cat, 0) + count
         by_phase_category.append({"ph": ph, "cat": cat, "count": count})
     return {
         "path": str(path),
         "bytes": trace.nbytes,
-        "events": len(trace),
+        "events": trace.events,
         "seconds": seconds,
         "gb_per_s": trace.nbytes / seconds / 1e9 if seconds > 0 else None,
         "by_category": by_category,
         "by_phase_category": by_phase_category,
-        "iterations": [{"name": s.name, "ts_ns": s.ts_ns, "dur_ns": s.dur_ns}
-                       for s in trace.profiler_steps()],
+        "iterations": [{"name": s.name, "ts_ns": s.ts_ns, "dur_ns": s.dur_ns} for s in trace.steps],
         "devices": trace.devices,
     }
 
