@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from itercast.predict.roofline import MIN_OPS_PER_GROUP, Roofline
-from itercast.predict.rows import F, OP_FEATURES
+from itercast.predict.rows import F, OP_FEATURES, window_blocks
 
 
 def op_rows(op_class: str, phase: str, flops: np.ndarray, bytes_: np.ndarray) -> np.ndarray:
@@ -74,7 +74,7 @@ def with_roofline_labels(sample, rng: np.random.Generator):
     import dataclasses
 
     windows = sample.windows
-    blocks = windows.x[:, : windows.width * (F + 1)].reshape(len(windows.x), windows.width, F + 1)
+    blocks = window_blocks(windows)
     flops = np.expm1(blocks[:, :, 1 + OP_FEATURES.index("log_flops")].astype(np.float64))
     bytes_ = np.expm1(blocks[:, :, 1 + OP_FEATURES.index("log_bytes")].astype(np.float64))
     ops = windows.index[:, 1:2] + np.arange(windows.width)  # each op's position in its iteration

@@ -20,14 +20,9 @@ import time
 import numpy as np
 
 from itercast.predict.lgbm import from_target, to_target
-from itercast.predict.rows import F, all_pairs, op_sums, rows_of
+from itercast.predict.rows import F, all_pairs, op_sums, rows_of, window_blocks
 
 INPUT_SIZE = F + 1
-
-
-def window_blocks(windows) -> np.ndarray:
-    """(windows, width, F+1) float32: each window's per-position blocks [is_op, F op features]."""
-    return windows.x[:, : windows.width * INPUT_SIZE].reshape(len(windows), windows.width, INPUT_SIZE)
 
 
 def stacked_windows(samples) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -67,8 +67,8 @@ def _compact_ops(ops: np.ndarray) -> np.ndarray:
     return out
 
 
-def _op_blocks(windows: Windows) -> np.ndarray:
-    """(windows, width, F + 1): each window's per-op feature blocks, a view."""
+def window_blocks(windows: Windows) -> np.ndarray:
+    """(windows, width, F + 1) float32: each window's per-position blocks [is_op, F op features], a view."""
     return windows.x[:, : windows.width * (F + 1)].reshape(len(windows), windows.width, F + 1)
 
 
@@ -100,7 +100,7 @@ def window_rows(windows: Windows, pairs: tuple[np.ndarray, np.ndarray]) -> np.nd
     """
     window, position = pairs
     width = windows.width
-    blocks = _op_blocks(windows)
+    blocks = window_blocks(windows)
     count = windows.index[window, 2]
     out = np.empty((len(window), COLUMNS), dtype=np.float32)
     op = windows.index[window, 1] + position
@@ -218,7 +218,7 @@ def recorded_ops(windows: Windows) -> float:
     """Ops the profiler recorded in these windows' iteration: each op and the framework ops nested in it."""
     column = 1 + LOG_NESTED_OPS
     if in_order(windows):
-        head, tail = _each_op_once(windows, _op_blocks(windows))
+        head, tail = _each_op_once(windows, window_blocks(windows))
         own = np.concatenate([head[..., column].ravel(), tail[:, column]])
     else:
         window, position = central_pair_per_op(windows)  # each op once
