@@ -170,37 +170,35 @@ class TraceSummary:
 
 def summarise_trace(source: Source, chunk_size: int = CHUNK_SIZE) -> TraceSummary:
     """Streams a trace (as :func:`read_trace` takes it) keeping only counts and ProfilerStep spans."""
-    session = _SummarySession()
+    session = _SummarySession(source_name(source))
     name = scan_source(session, source, chunk_size)
-    strings = session.scanner.strings()
-    steps = Trace(session.step_columns(), strings, session.scanner.metadata(), session.scanner.bytes_fed, name)
-    return TraceSummary(session.scanner.bytes_fed, session.scanner.events,
-                        _category_names(session.counts, strings), steps.profiler_steps(), steps.devices)
+    stream = session.stream
+    steps = Trace(session.step_columns(), stream.strings, stream.metadata(), stream.bytes_fed, name)
+    return TraceSummary(stream.bytes_fed, stream.events, _category_names(session.counts, stream.strings),
+                        steps.profiler_steps(), steps.devices)
 
 
 class _SummarySession:
-    """A native scanner whose events are reduced batch by batch to counts and step candidates."""
+    """A TraceStream whose event batches are reduced to counts and step candidates as they come."""
 
     STEP_COLUMNS = ("ph", "cat", "name", "ts_ns", "dur_ns")
 
-    def __init__(self):
-        self.scanner = _native.Scanner(0)
+    def __init__(self, name: str | None):
+        self.stream = TraceStream(name)  # errors name the file
         self.counts: dict[int, int] = {}
         self._steps: list[dict[str, np.ndarray]] = []
-        self._names: list[str] = []
         self._step_name_ids: set[int] = set()
+        self._names_seen = 0
 
     @property
     def saw_trace_events(self) -> bool:
-        return self.scanner.saw_trace_events
+        return self.stream.saw_trace_events
 
     def feed(self, chunk) -> None:
-        self.scanner.feed(chunk)
-        self._reduce(self.scanner.take_events())
+        self._reduce(self.stream.feed(chunk))
 
     def finish(self) -> None:
-        self.scanner.finish()
-        self._reduce(self.scanner.take_events())
+        self._reduce(self.stream.close())
 
     def step_columns(self) -> dict[str, np.ndarray]:
         if not self._steps:
@@ -212,10 +210,10 @@ class _SummarySession:
             return
         for key, count in _count_category_keys(columns).items():
             self.counts[key] = self.counts.get(key, 0) + count
-        new_names = self.scanner.strings(len(self._names))
-        self._step_name_ids.update(len(self._names) + i for i, text in enumerate(new_names)
-                                   if text.startswith("ProfilerStep#"))
-        self._names.extend(new_names)
+        strings = self.stream.strings
+        self._step_name_ids.update(i for i in range(self._names_seen, len(strings))
+                                   if strings[i].startswith("ProfilerStep#"))
+        self._names_seen = len(strings)
         keep = np.isin(columns["name"], list(self._step_name_ids))
         if keep.any():
             self._steps.append({column: columns[column][keep] for column in self.STEP_COLUMNS})
@@ -263,6 +261,10 @@ class TraceStream:
     @property
     def bytes_fed(self) -> int:
         return self._scanner.bytes_fed
+
+    @property
+    def saw_trace_events(self) -> bool:
+        return self._scanner.saw_trace_events
 
     @property
     def events(self) -> int:
@@ -364,7 +366,7 @@ def scan_source(session, source: Source, chunk_size: int = CHUNK_SIZE) -> str | 
 
     Parse errors become :class:`TraceFormatError` naming the file, byte offset and line.
     """
-    name = None if isinstance(source, (bytes, bytearray, memoryview)) else os.fspath(source)
+    name = source_name(source)
     try:
         try:
             for chunk in iter_chunks(source, chunk_size):
@@ -380,6 +382,11 @@ def scan_source(session, source: Source, chunk_size: int = CHUNK_SIZE) -> str | 
             error.args = (error._describe(),)
         raise
     return name
+
+
+def source_name(source: Source) -> str | None:
+    """The path of a source read from a file; None for bytes."""
+    return None if isinstance(source, (bytes, bytearray, memoryview)) else os.fspath(source)
 
 
 def uncompressed_size_hint(source: Source) -> int:
