@@ -163,24 +163,14 @@ inline int32_t EventLayout::intern_in_slot(Slot& slot, std::string_view text, St
 __attribute__((always_inline))
 #endif
 inline void EventLayout::read_slot(Slot& slot, Cursor& c, Event& e, StringTable& strings, EventScratch& scratch) {
-    static constexpr int64_t kNanosPerFractionDigits[] = {1000, 100, 10, 1};
     const char* p = c.p;
     switch (slot.reader) {
         case Reader::kTime:
         case Reader::kInt: {
-            PlainNumber number;
-            if (!read_plain_number(p, c.end, number)) break;
             int64_t value;
-            if (slot.reader == Reader::kTime) {
-                if (number.fraction_digits > 3 ||
-                    __builtin_mul_overflow(static_cast<int64_t>(number.digits),
-                                           kNanosPerFractionDigits[number.fraction_digits], &value))
-                    break;
-            } else {
-                if (number.fraction_digits != 0) break;
-                value = static_cast<int64_t>(number.digits);
-            }
-            e.*slot.number = number.negative ? -value : value;
+            if (!(slot.reader == Reader::kTime ? read_plain_time_ns(p, c.end, value) : read_plain_int(p, c.end, value)))
+                break;
+            e.*slot.number = value;
             c.p = p;
             return;
         }

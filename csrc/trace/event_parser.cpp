@@ -224,30 +224,11 @@ constexpr ptrdiff_t kFastSlack = 64;
 // Microseconds with up to 3 decimals -> nanoseconds; false where the general
 // reader must decide (rounding, overflow, null, not a number).
 inline bool read_time_ns_fast(Cursor& c, int64_t& out) {
-    static constexpr int64_t kScale[] = {1000, 100, 10, 1};
-    if (!starts_number(c.peek())) return false;
-    const char* p = c.p;
-    PlainNumber number;
-    if (!read_plain_number(p, c.end, number) || number.fraction_digits > 3) return false;
-    int64_t value;
-    if (__builtin_mul_overflow(static_cast<int64_t>(number.digits), kScale[number.fraction_digits], &value))
-        return false;
-    out = number.negative ? -value : value;
-    c.p = p;
-    return true;
+    return starts_number(c.peek()) && read_plain_time_ns(c.p, c.end, out);
 }
 
 // A plain integer; false for anything read_int must look at (fractions, strings...).
-inline bool read_int_fast(Cursor& c, int64_t& out) {
-    if (!starts_number(c.peek())) return false;
-    const char* p = c.p;
-    PlainNumber number;
-    if (!read_plain_number(p, c.end, number) || number.fraction_digits != 0) return false;
-    const auto value = static_cast<int64_t>(number.digits);
-    out = number.negative ? -value : value;
-    c.p = p;
-    return true;
-}
+inline bool read_int_fast(Cursor& c, int64_t& out) { return starts_number(c.peek()) && read_plain_int(c.p, c.end, out); }
 
 // A string without escapes: interned; false otherwise.
 inline bool intern_string_fast(Cursor& c, StringTable& strings, int32_t& last, int32_t& out) {

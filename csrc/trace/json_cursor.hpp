@@ -143,6 +143,33 @@ inline bool read_plain_number(const char*& p, const char* end, PlainNumber& out)
     return true;
 }
 
+// The plain number at p as microseconds with up to 3 decimals, in nanoseconds;
+// p past it. false (p unmoved) where the general reader must decide
+// (rounding, overflow, exponents, long numbers, not a number).
+inline bool read_plain_time_ns(const char*& p, const char* end, int64_t& out) {
+    static constexpr int64_t kNanosPerUnit[] = {1000, 100, 10, 1};  // by fraction digits
+    const char* q = p;
+    PlainNumber number;
+    if (!read_plain_number(q, end, number) || number.fraction_digits > 3) return false;
+    int64_t value;
+    if (__builtin_mul_overflow(static_cast<int64_t>(number.digits), kNanosPerUnit[number.fraction_digits], &value))
+        return false;
+    out = number.negative ? -value : value;
+    p = q;
+    return true;
+}
+
+// The plain integer at p; p past it. false (p unmoved) for anything else (fractions too).
+inline bool read_plain_int(const char*& p, const char* end, int64_t& out) {
+    const char* q = p;
+    PlainNumber number;
+    if (!read_plain_number(q, end, number) || number.fraction_digits != 0) return false;
+    const auto value = static_cast<int64_t>(number.digits);
+    out = number.negative ? -value : value;
+    p = q;
+    return true;
+}
+
 #if defined(__SSE2__)
 // Bit i set where p[i] is '"' or '\\', for the 16 bytes at p (all readable).
 inline unsigned quote_or_backslash_mask(const char* p) {
