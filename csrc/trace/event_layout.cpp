@@ -208,9 +208,7 @@ inline void EventLayout::read_slot(Slot& slot, Cursor& c, Event& e, StringTable&
 #endif
         }
         case Reader::kPhase:
-            if (p[2] != '"' || p[1] == '"' || p[1] == '\\') break;
-            e.ph = static_cast<uint8_t>(p[1]);
-            c.p = p + 3;
+            if (!read_one_char_string(c.p, e.ph)) break;
             return;
         case Reader::kField: break;
     }

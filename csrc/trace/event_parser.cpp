@@ -351,13 +351,8 @@ void read_args_fast(Cursor& c, Event& e, StringTable& strings, EventScratch& scr
 }
 
 inline void read_phase_fast(Cursor& c, Event& e, EventScratch& scratch) {
-    const char* p = skip_space(c.p, c.end);
-    if (c.end - p >= 3 && p[0] == '"' && p[2] == '"' && p[1] != '\\' && p[1] != '"') {
-        e.ph = static_cast<uint8_t>(p[1]);
-        c.p = p + 3;
-        return;
-    }
-    c.p = p;
+    c.p = skip_space(c.p, c.end);
+    if (c.end - c.p >= 3 && read_one_char_string(c.p, e.ph)) return;
     e.ph = read_phase(c, scratch.text);
 }
 

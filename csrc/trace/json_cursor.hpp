@@ -170,6 +170,15 @@ inline bool read_plain_int(const char*& p, const char* end, int64_t& out) {
     return true;
 }
 
+// A one-character string without an escape ("X", as ph is) at p, 3 bytes
+// readable: its character, and p past it; false (p unmoved) otherwise.
+inline bool read_one_char_string(const char*& p, uint8_t& out) {
+    if (p[0] != '"' || p[2] != '"' || p[1] == '\\' || p[1] == '"') return false;
+    out = static_cast<uint8_t>(p[1]);
+    p += 3;
+    return true;
+}
+
 #if defined(__SSE2__)
 // Bit i set where p[i] is '"' or '\\', for the 16 bytes at p (all readable).
 inline unsigned quote_or_backslash_mask(const char* p) {
