@@ -183,11 +183,10 @@ inline void EventLayout::read_slot(Slot& slot, Cursor& c, Event& e, StringTable&
         case Reader::kString:
         case Reader::kIdString:
         case Reader::kSkipString: {
-            const char* close = find_quote_or_backslash(p + 1, c.end);
-            if (close == c.end || *close != '"') break;
-            c.p = close + 1;
+            std::string_view body;
+            if (!read_plain_string(c.p, c.end, body)) break;
             if (slot.reader == Reader::kSkipString) return;
-            const int32_t id = intern_in_slot(slot, std::string_view(p + 1, static_cast<size_t>(close - p - 1)), strings);
+            const int32_t id = intern_in_slot(slot, body, strings);
             if (slot.reader == Reader::kString) {
                 e.*slot.string = id;
             } else {

@@ -232,12 +232,9 @@ inline bool read_int_fast(Cursor& c, int64_t& out) { return starts_number(c.peek
 
 // A string without escapes: interned; false otherwise.
 inline bool intern_string_fast(Cursor& c, StringTable& strings, int32_t& last, int32_t& out) {
-    if (c.peek() != '"') return false;
-    const char* p = c.p;
-    const char* close = find_quote_or_backslash(p + 1, c.end);
-    if (close == c.end || *close != '"') return false;
-    out = strings.intern_recent(std::string_view(p + 1, static_cast<size_t>(close - p - 1)), last);
-    c.p = close + 1;
+    std::string_view body;
+    if (c.peek() != '"' || !read_plain_string(c.p, c.end, body)) return false;
+    out = strings.intern_recent(body, last);
     return true;
 }
 
@@ -269,11 +266,8 @@ inline void skip_value_fast(Cursor& c) {
     const char* p = c.p = skip_space(c.p, c.end);
     if (p == c.end) throw NeedMore{};
     if (*p == '"') {
-        const char* close = find_quote_or_backslash(p + 1, c.end);
-        if (close != c.end && *close == '"') {
-            c.p = close + 1;
-            return;
-        }
+        std::string_view body;
+        if (read_plain_string(c.p, c.end, body)) return;
     } else if (starts_number(*p)) {
         PlainNumber number;
         if (read_plain_number(p, c.end, number)) {

@@ -200,6 +200,16 @@ inline const char* find_quote_or_backslash(const char* p, const char* end) {
     return p;
 }
 
+// The body of a string without escapes at p ('"'), and p past its closing
+// quote; false (p unmoved) at an escape or where the buffer ends first.
+inline bool read_plain_string(const char*& p, const char* end, std::string_view& body) {
+    const char* close = find_quote_or_backslash(p + 1, end);
+    if (close == end || *close != '"') return false;
+    body = std::string_view(p + 1, static_cast<size_t>(close - p - 1));
+    p = close + 1;
+    return true;
+}
+
 // First of '"', '{', '}', '[', ']' in [p, end), or end: what matters when skipping a container.
 inline const char* find_structural(const char* p, const char* end) {
 #if defined(__SSE2__)
