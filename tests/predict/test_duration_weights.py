@@ -53,5 +53,3 @@ def test_only_the_duration_booster_is_weighted_from_the_training_rows(tiny_colle
     assert gap_rows is None
     again = WindowLGBM.from_dict(model.to_dict())
     assert again.time_weight == DEFAULT_TIME_WEIGHT
-    older = {key: value for key, value in model.to_dict().items() if key != "time_weight"}
-    assert WindowLGBM.from_dict(older).time_weight == 0.0  # files before the weights were unweighted

@@ -154,6 +154,24 @@ def test_the_reconciliation_keeps_a_positive_scale_and_a_cost_per_op():
     assert fit.scale > 0.5 and fit.per_op_ms <= 0
 
 
+def test_head_tail_follows_the_iterations_structure(dataset):
+    """Head/tail is fitted in log space on the iteration context and op count: a law of that form is
+    recovered from real samples whose head/tail is replaced by it, and one odd sample does not move it."""
+    from dataclasses import replace
+
+    from itercast.predict.dataset import featurise
+    from itercast.predict.predictor import HeadTail
+
+    samples = featurise(dataset.configs)
+    design = HeadTail.design(samples)
+    assert design.shape == (len(samples), 5) and len({tuple(row) for row in design}) > 3
+    law = np.array([-9.0, 0.2, 0.1, 0.15, 0.3])
+    labelled = [replace(s, head_tail_ns=float(np.exp(row @ law) * 1e6)) for s, row in zip(samples, design)]
+    labelled[0] = replace(labelled[0], head_tail_ns=labelled[0].head_tail_ns * 50)
+    fit = HeadTail.fit(labelled)
+    np.testing.assert_allclose(fit.predict_ns(labelled[1:]), [s.head_tail_ns for s in labelled[1:]], rtol=1e-3)
+
+
 @pytest.mark.parametrize("flag,predict_rows", [([], "central"), (["--predict-rows", "central"], "central"),
                                                (["--predict-rows", "all"], "all")])
 def test_train_cli_scores_each_op_in_its_central_window_unless_told(tiny_collection, dataset, tmp_path, capsys,
@@ -184,17 +202,18 @@ def test_the_gap_booster_is_smaller_than_the_duration_booster(dataset, tmp_path)
     assert same.models[predictor.hardware[0]].window_model.boosters["gap"].num_trees == 20
 
 
-def test_a_model_file_from_before_label_params_loads_as_it_was_trained(predictor, dataset, tmp_path):
-    """Files written before the per-booster parameters and the central default: one parameter set, every
-    covering window."""
+def test_a_model_file_of_another_version_or_with_a_missing_field_fails_clearly(predictor, tmp_path):
+    """Version 1 files had rows without the iteration context and one head/tail for every iteration:
+    their boosters read other columns, so they must be retrained, not loaded."""
     path = tmp_path / "old.itc"
     predictor.save(path)
     document = json.loads(path.read_text())
-    for entry in document["hardware"].values():
-        del entry["window_model"]["label_params"]
-        del entry["window_model"]["predict_rows"]
+    document["version"] = 1
     path.write_text(json.dumps(document))
-    loaded = Predictor.load(path)
-    model = loaded.models[loaded.hardware[0]].window_model
-    assert model.label_params == {} and model.predict_rows == "all" and loaded.predict_rows == "all"
-    assert loaded.predict(dataset.configs[0].trace_path).predicted_ms > 0
+    with pytest.raises(ItercastError, match="version 1, this itercast reads version 2: retrain it"):
+        Predictor.load(path)
+    document["version"] = 2
+    del next(iter(document["hardware"].values()))["window_model"]["time_weight"]
+    path.write_text(json.dumps(document))
+    with pytest.raises(ItercastError, match="malformed entry.*time_weight"):
+        Predictor.load(path)

@@ -52,6 +52,7 @@ def test_shortcuts_equal_the_general_path(monkeypatch, ops, width, stride):
     rows = R.window_rows(windows, (window, position))
     assert rows.tobytes() == general(monkeypatch, R.window_rows, windows, (window, position)).tobytes()
     assert R.recorded_ops(windows) == general(monkeypatch, R.recorded_ops, windows)
+    np.testing.assert_array_equal(R.iteration_context(windows), general(monkeypatch, R.iteration_context, windows))
 
 
 def test_other_windows_take_the_general_path():
@@ -82,3 +83,23 @@ def windows_sample(windows):
     from itercast.predict.dataset import TraceSample
 
     return TraceSample(None, windows, 40, 0.0, 0.0)
+
+
+def test_every_row_carries_its_iterations_totals():
+    """The context columns: log(1 + sum) of the iteration's op bytes, FLOPs and optimizer-phase bytes."""
+    windows = iteration_windows(40, 12, 3)
+    blocks = R.window_blocks(windows)
+    ops = np.concatenate([blocks[:-1, :3].reshape(-1, R.F + 1), blocks[-1, : windows.index[-1, 2]]])[:, 1:]
+    ops = ops.astype(np.float64)
+    op_bytes, op_flops = np.expm1(ops[:, R.LOG_BYTES]), np.expm1(ops[:, R.LOG_FLOPS])
+    optimizer = ops[:, R.OPTIMIZER_PHASE] > 0.5
+    assert 0 < optimizer.sum() < len(ops)
+    expected = np.log1p(np.maximum([op_bytes.sum(), op_flops.sum(), op_bytes[optimizer].sum()], 0))
+    np.testing.assert_allclose(R.iteration_context(windows), expected, rtol=1e-6)
+    other = iteration_windows(40, 12, 3, seed=5)
+    rows = R.rows_of([windows_sample(windows), windows_sample(other)], R.central_pair_per_op)
+    context = rows.x[:, -len(R.CONTEXT_FEATURES):]
+    np.testing.assert_array_equal(context[:40], np.tile(R.iteration_context(windows), (40, 1)))
+    np.testing.assert_array_equal(context[40:], np.tile(R.iteration_context(other), (40, 1)))
+    assert not np.array_equal(context[0], context[40])
+    assert rows.x.shape[1] == R.COLUMNS == len(R.row_columns(list(windows.columns) or [""] * windows.x.shape[1], 12))

@@ -165,10 +165,9 @@ class WindowLGBM:
 
     @classmethod
     def from_dict(cls, data: dict) -> "WindowLGBM":
-        model = cls(data["objective"], data["rounds"], data["params"], data["seed"], data.get("rows", "one"),
-                    data.get("predict_rows", "all"), roofline=data.get("roofline") is not None,
-                    label_params=data.get("label_params", {}),  # files before it: one parameter set
-                    time_weight=data.get("time_weight", 0.0))  # files before it: unweighted
+        model = cls(data["objective"], data["rounds"], data["params"], data["seed"], data["rows"], data["predict_rows"],
+                    roofline=data["roofline"] is not None, label_params=data["label_params"],
+                    time_weight=data["time_weight"])
         if model.use_roofline:
             model.roofline = Roofline.from_list(data["roofline"])
         model.boosters = {label: NativeBooster(text, label) for label, text in data["boosters"].items()}

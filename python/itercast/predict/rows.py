@@ -1,7 +1,8 @@
 """From windows to model rows and back: one row per (window, position) of an op.
 
 A row holds the op's own feature block, the window's aggregates, its position
-in the window and a compact view of its neighbours. A model predicts each
+in the window, a compact view of its neighbours and its iteration's context
+(the whole iteration's bytes, FLOPs and optimizer bytes). A model predicts each
 op's duration and gap once per window covering it; predictions are averaged
 per op and summed over the iteration, as ETS combines windows.
 """
@@ -22,14 +23,22 @@ CLASS_COLUMNS = [i for i, name in enumerate(OP_FEATURES) if name.startswith("cla
 LOG_FLOPS = OP_FEATURES.index("log_flops")
 LOG_BYTES = OP_FEATURES.index("log_bytes")
 LOG_NESTED_OPS = OP_FEATURES.index("log_nested_ops")
+OPTIMIZER_PHASE = OP_FEATURES.index("phase=optimizer")
 AGGREGATES = 24
 NEIGHBOUR_FEATURES = ("is_op", "class", "log_flops", "log_bytes")
+# The same in every row of an iteration: log(1 + sum) over its ops of their bytes, their FLOPs, and the
+# bytes of its optimizer-phase ops (parameters and their state). On a CPU an op's time depends on what
+# else the iteration keeps in cache, which no 12-op window shows: by architecture (five folds, 429
+# configurations) these three took MRE from 15.1% to 13.2%; adding the op count or the largest op made
+# it worse (benchmarks/RESULTS.md, "Iteration context").
+CONTEXT_FEATURES = ("iteration.log_bytes", "iteration.log_flops", "iteration.log_optimizer_bytes")
 
 
 def row_columns(window_columns: list[str], width: int) -> list[str]:
     aggregates = window_columns[width * (F + 1): width * (F + 1) + AGGREGATES]
     neighbours = [f"{side}.{name}" for side in ("prev", "next") for name in NEIGHBOUR_FEATURES]
-    return OP_FEATURES + aggregates + neighbours + ["position", "window_ops", "relative_position"]
+    return (OP_FEATURES + aggregates + neighbours + ["position", "window_ops", "relative_position"]
+            + list(CONTEXT_FEATURES))
 
 
 @dataclass
@@ -44,7 +53,7 @@ class Rows:
 # One slice when the class one-hot columns are contiguous (they are): argmax reads it without a copy.
 _CLASS_SLICE = (slice(CLASS_COLUMNS[0], CLASS_COLUMNS[-1] + 1)
                 if CLASS_COLUMNS == list(range(CLASS_COLUMNS[0], CLASS_COLUMNS[-1] + 1)) else CLASS_COLUMNS)
-COLUMNS = F + AGGREGATES + 2 * len(NEIGHBOUR_FEATURES) + 3
+COLUMNS = F + AGGREGATES + 2 * len(NEIGHBOUR_FEATURES) + 3 + len(CONTEXT_FEATURES)
 
 
 def _compact(blocks: np.ndarray) -> np.ndarray:
@@ -136,6 +145,7 @@ def window_rows(windows: Windows, pairs: tuple[np.ndarray, np.ndarray]) -> np.nd
     out[:, at] = position
     out[:, at + 1] = count
     out[:, at + 2] = position / np.maximum(count, 1)
+    out[:, at + 3:] = iteration_context(windows)
     return out
 
 
@@ -214,17 +224,29 @@ def rows_of(samples, pairs_of) -> Rows:
     return Rows(x, np.concatenate(durations), np.concatenate(gaps), np.concatenate(ops), np.concatenate(owners))
 
 
-def recorded_ops(windows: Windows) -> float:
-    """Ops the profiler recorded in these windows' iteration: each op and the framework ops nested in it."""
-    column = 1 + LOG_NESTED_OPS
+def op_feature_once(windows: Windows, feature: int) -> np.ndarray:
+    """One op feature (an index into OP_FEATURES) of each op of these windows' iteration, once, as float64."""
+    column = 1 + feature
     if in_order(windows):
         head, tail = _each_op_once(windows, window_blocks(windows))
         own = np.concatenate([head[..., column].ravel(), tail[:, column]])
     else:
         window, position = central_pair_per_op(windows)  # each op once
         own = windows.x[window, position * (F + 1) + column]
-    own = own.astype(np.float64)
-    return float(np.sum(1.0 + np.rint(np.expm1(own))))  # counts, stored as float32 logs
+    return own.astype(np.float64)
+
+
+def recorded_ops(windows: Windows) -> float:
+    """Ops the profiler recorded in these windows' iteration: each op and the framework ops nested in it."""
+    return float(np.sum(1.0 + np.rint(np.expm1(op_feature_once(windows, LOG_NESTED_OPS)))))  # counts, stored as logs
+
+
+def iteration_context(windows: Windows) -> np.ndarray:
+    """The CONTEXT_FEATURES of these windows' iteration (float32)."""
+    op_bytes = np.expm1(op_feature_once(windows, LOG_BYTES))
+    optimizer = op_feature_once(windows, OPTIMIZER_PHASE) > 0.5
+    totals = [op_bytes.sum(), np.expm1(op_feature_once(windows, LOG_FLOPS)).sum(), op_bytes[optimizer].sum()]
+    return np.log1p(np.maximum(totals, 0.0)).astype(np.float32)  # >= 0 from real features; not from random ones
 
 
 def op_sums(rows: Rows, predicted: np.ndarray, samples: int) -> np.ndarray:
