@@ -145,7 +145,8 @@ def window_rows(windows: Windows, pairs: tuple[np.ndarray, np.ndarray]) -> np.nd
     out[:, at] = position
     out[:, at + 1] = count
     out[:, at + 2] = position / np.maximum(count, 1)
-    out[:, at + 3:] = iteration_context(windows)
+    # the own-op blocks hold each op once when in order: the context is read from them, not gathered again
+    out[:, at + 3:] = _context(out[:, _CONTEXT_INPUTS]) if each_op_in_order else iteration_context(windows)
     return out
 
 
@@ -224,28 +225,38 @@ def rows_of(samples, pairs_of) -> Rows:
     return Rows(x, np.concatenate(durations), np.concatenate(gaps), np.concatenate(ops), np.concatenate(owners))
 
 
-def op_feature_once(windows: Windows, feature: int) -> np.ndarray:
-    """One op feature (an index into OP_FEATURES) of each op of these windows' iteration, once, as float64."""
-    column = 1 + feature
+def op_features_once(windows: Windows, features: list[int]) -> np.ndarray:
+    """(ops, len(features)) float32: these op features (indices into OP_FEATURES) of each op of these
+    windows' iteration, once."""
+    columns = [1 + feature for feature in features]
     if in_order(windows):
         head, tail = _each_op_once(windows, window_blocks(windows))
-        own = np.concatenate([head[..., column].ravel(), tail[:, column]])
+        own = np.concatenate([head[..., columns].reshape(-1, len(columns)), tail[:, columns]])
     else:
         window, position = central_pair_per_op(windows)  # each op once
-        own = windows.x[window, position * (F + 1) + column]
-    return own.astype(np.float64)
+        own = window_blocks(windows)[window, position][:, columns]
+    return own
 
 
 def recorded_ops(windows: Windows) -> float:
     """Ops the profiler recorded in these windows' iteration: each op and the framework ops nested in it."""
-    return float(np.sum(1.0 + np.rint(np.expm1(op_feature_once(windows, LOG_NESTED_OPS)))))  # counts, stored as logs
+    nested = op_features_once(windows, [LOG_NESTED_OPS])[:, 0].astype(np.float64)
+    return float(np.sum(1.0 + np.rint(np.expm1(nested))))  # counts, stored as float32 logs
 
 
 def iteration_context(windows: Windows) -> np.ndarray:
     """The CONTEXT_FEATURES of these windows' iteration (float32)."""
-    op_bytes = np.expm1(op_feature_once(windows, LOG_BYTES))
-    optimizer = op_feature_once(windows, OPTIMIZER_PHASE) > 0.5
-    totals = [op_bytes.sum(), np.expm1(op_feature_once(windows, LOG_FLOPS)).sum(), op_bytes[optimizer].sum()]
+    return _context(op_features_once(windows, _CONTEXT_INPUTS))
+
+
+_CONTEXT_INPUTS = [LOG_BYTES, LOG_FLOPS, OPTIMIZER_PHASE]
+
+
+def _context(ops: np.ndarray) -> np.ndarray:
+    """CONTEXT_FEATURES from each op's _CONTEXT_INPUTS, once per op."""
+    log_bytes, log_flops, optimizer = ops.astype(np.float64).T
+    op_bytes = np.expm1(log_bytes)
+    totals = [op_bytes.sum(), np.expm1(log_flops).sum(), op_bytes[optimizer > 0.5].sum()]
     return np.log1p(np.maximum(totals, 0.0)).astype(np.float32)  # >= 0 from real features; not from random ones
 
 
