@@ -32,6 +32,7 @@ NEIGHBOUR_FEATURES = ("is_op", "class", "log_flops", "log_bytes")
 # configurations) these three took MRE from 15.1% to 13.1%; adding the op count or the largest op did
 # worse (benchmarks/RESULTS.md, "Iteration context and a head/tail model").
 CONTEXT_FEATURES = ("iteration.log_bytes", "iteration.log_flops", "iteration.log_optimizer_bytes")
+_CONTEXT_INPUTS = [LOG_BYTES, LOG_FLOPS, OPTIMIZER_PHASE]  # the op features they are summed from
 
 
 def row_columns(window_columns: list[str], width: int) -> list[str]:
@@ -247,9 +248,6 @@ def recorded_ops(windows: Windows) -> float:
 def iteration_context(windows: Windows) -> np.ndarray:
     """The CONTEXT_FEATURES of these windows' iteration (float32)."""
     return _context(op_features_once(windows, _CONTEXT_INPUTS))
-
-
-_CONTEXT_INPUTS = [LOG_BYTES, LOG_FLOPS, OPTIMIZER_PHASE]
 
 
 def _context(ops: np.ndarray) -> np.ndarray:
