@@ -102,6 +102,22 @@ def test_convolution_flops_use_stride_and_padding_from_concrete_inputs():
     assert timeline.ops["flops"][1] == 2 * 2 * 8 * (16 * 3 * 3 * 3) * 16 * 16
 
 
+@pytest.mark.parametrize("name", ["aten::dropout", "aten::feature_dropout", "aten::alpha_dropout"])
+def test_a_dropout_with_p_zero_costs_nothing(name):
+    """aten::dropout returns its input untouched when p is 0 (Hugging Face's Dropout(0.0) layers); any
+    other p, or a p the trace does not give, is costed as an activation over the input."""
+    def dropout(ts, p):
+        concrete = {} if p is None else {"Concrete Inputs": ["", p, "True"]}
+        return x(name, "cpu_op", ts, 5, **{"Input Dims": [[8, 17, 192], [], []],
+                                          "Input type": ["float", "Scalar", "Scalar"], **concrete})
+
+    timeline = read_timeline(json.dumps([dropout(0, "0."), dropout(10, "0.0"), dropout(20, "0.10000000000000001"),
+                                         dropout(30, "0.5"), dropout(40, None)]).encode())
+    numel = 8 * 17 * 192
+    assert list(timeline.ops["flops"]) == [0, 0, numel, numel, numel]
+    assert list(timeline.ops["bytes"]) == [0, 0, 4 * numel, 4 * numel, 4 * numel]
+
+
 def test_recurrent_flops_count_tokens_times_parameters():
     lstm = x("aten::lstm", "cpu_op", 0, 100, **{
         "Input Dims": [[20, 4, 32], [[1, 4, 64], [1, 4, 64]], [[256, 32], [256, 64], [256], [256]]]})

@@ -226,6 +226,17 @@ double total_numel(const std::vector<InputShape>& in) {
     return n;
 }
 
+// aten::dropout (and its feature/alpha kinds) returns its input untouched when p is 0 on the CPU and
+// whenever the fused kernel is not taken: Hugging Face models keep Dropout(0.0) layers that cost nothing.
+bool is_identity_dropout(std::string_view canonical_name, const ConcreteInputs* concrete) {
+    const std::string base = base_name(lower(canonical_name));
+    if (base != "dropout" && base != "feature_dropout" && base != "alpha_dropout" && base != "feature_alpha_dropout")
+        return false;
+    if (!concrete || concrete->size() < 2 || (*concrete)[1].empty()) return false;  // p unknown
+    const auto& p = (*concrete)[1];  // the digits of p's text: "0." -> {0}, "0.1" -> {0, 1}
+    return std::all_of(p.begin(), p.end(), [](int64_t digits) { return digits == 0; });
+}
+
 float log1p_feature(double value) { return static_cast<float>(std::log1p(std::max(value, 0.0))); }
 
 }  // namespace
@@ -298,6 +309,10 @@ bool estimate_cost(const OpIdentity& op, const std::vector<InputShape>& inputs, 
     if (inputs.empty()) return false;
     const OpClass op_class = op.op_class;
     const std::string_view canonical_name = op.canonical_name;
+    if (is_identity_dropout(canonical_name, concrete)) {
+        flops = bytes = 0;
+        return true;
+    }
     bytes = input_bytes(inputs, dtypes);
     double estimate = -1;
     switch (op_class) {

@@ -23,7 +23,8 @@ FEATURE_COLUMNS: list[tuple[str, str]] = _native.feature_columns()
 #: Version of the feature layout and meaning; models record it and refuse another.
 #: 3: recurrent layers' backward ops get FLOPs.
 #: 4: ... from their weights (the nested layer backward), not from the output gradient alone.
-FEATURE_SCHEMA_VERSION = 4
+#: 5: a dropout with p = 0 costs nothing (no FLOPs, no bytes).
+FEATURE_SCHEMA_VERSION = 5
 
 
 @dataclass(frozen=True)
