@@ -226,8 +226,8 @@ double total_numel(const std::vector<InputShape>& in) {
     return n;
 }
 
-// aten::dropout (and its feature/alpha kinds) returns its input untouched when p is 0 on the CPU and
-// whenever the fused kernel is not taken: Hugging Face models keep Dropout(0.0) layers that cost nothing.
+// aten::dropout (and its feature/alpha kinds) returns its input untouched when p is 0 (the fused kernel
+// needs p > 0): Hugging Face models keep Dropout(0.0) layers that cost nothing.
 bool is_identity_dropout(std::string_view canonical_name, const ConcreteInputs* concrete) {
     const std::string base = base_name(lower(canonical_name));
     if (base != "dropout" && base != "feature_dropout" && base != "alpha_dropout" && base != "feature_alpha_dropout")
