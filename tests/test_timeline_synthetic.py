@@ -118,6 +118,29 @@ def test_a_dropout_with_p_zero_costs_nothing(name):
     assert list(timeline.ops["bytes"]) == [0, 0, 4 * numel, 4 * numel, 4 * numel]
 
 
+def test_attention_is_costed_by_the_kernel_nested_in_it():
+    """scaled_dot_product_attention and its math fallback take their cost from what they nest: a
+    flash kernel reads Q, K and V; the math path (bmm, softmax, bmm) also writes and reads the
+    (B, H, L, S) attention matrix. The same call, two kernels, two costs."""
+    qkv = {"Input Dims": [[8, 3, 17, 64], [8, 3, 17, 64], [8, 3, 17, 64]], "Input type": ["float"] * 3}
+    scores = [8, 3, 17, 17]
+    flash = [x("aten::scaled_dot_product_attention", "cpu_op", 0, 100, **qkv),
+             x("aten::_scaled_dot_product_flash_attention_for_cpu", "cpu_op", 1, 98, **qkv)]
+    math = [x("aten::scaled_dot_product_attention", "cpu_op", 0, 100, **qkv),
+            x("aten::_scaled_dot_product_attention_math", "cpu_op", 1, 98, **qkv),
+            x("aten::matmul", "cpu_op", 2, 20, **{"Input Dims": [[8, 3, 17, 64], [8, 3, 64, 17]]}),
+            x("aten::_softmax", "cpu_op", 30, 20, **{"Input Dims": [scores, [], []]}),
+            x("aten::matmul", "cpu_op", 60, 20, **{"Input Dims": [scores, [8, 3, 17, 64]]})]
+    qkv_elements = 3 * 8 * 3 * 17 * 64
+    flash_timeline, math_timeline = (read_timeline(json.dumps(events).encode()) for events in (flash, math))
+    assert flash_timeline.ops["flops"][0] == 4 * 8 * 3 * 17 * 64 * 17  # the flash kernel's own formula
+    assert flash_timeline.ops["bytes"][0] == 4 * qkv_elements
+    matmuls = 2 * (2 * 8 * 3 * 17 * 64 * 17)
+    assert math_timeline.ops["flops"][0] == matmuls + 5 * 8 * 3 * 17 * 17
+    score_elements = 8 * 3 * 17 * 17
+    assert math_timeline.ops["bytes"][0] == 4 * (2 * 8 * 3 * 17 * 64 + score_elements + score_elements + 8 * 3 * 17 * 64)
+
+
 def test_recurrent_flops_count_tokens_times_parameters():
     lstm = x("aten::lstm", "cpu_op", 0, 100, **{
         "Input Dims": [[20, 4, 32], [[1, 4, 64], [1, 4, 64]], [[256, 32], [256, 64], [256], [256]]]})

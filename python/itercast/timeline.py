@@ -24,7 +24,8 @@ FEATURE_COLUMNS: list[tuple[str, str]] = _native.feature_columns()
 #: 3: recurrent layers' backward ops get FLOPs.
 #: 4: ... from their weights (the nested layer backward), not from the output gradient alone.
 #: 5: a dropout with p = 0 costs nothing (no FLOPs, no bytes).
-FEATURE_SCHEMA_VERSION = 5
+#: 6: scaled_dot_product_attention is costed by the kernel nested in it.
+FEATURE_SCHEMA_VERSION = 6
 
 
 @dataclass(frozen=True)
