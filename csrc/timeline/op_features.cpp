@@ -94,8 +94,7 @@ int tensor_with_rank(const std::vector<InputShape>& inputs, size_t from, size_t 
     return -1;
 }
 
-double matmul_flops(std::string_view name, const std::vector<InputShape>& in) {
-    const std::string base = base_name(lower(name));
+double matmul_flops(const std::string& base, const std::vector<InputShape>& in) {
     if (base == "linear") {  // input [..., K], weight [N, K]
         const auto* x = dims_at(in, 0);
         const auto* w = dims_at(in, 1);
@@ -156,8 +155,7 @@ double conv_output_spatial(const std::string& base, const std::vector<int64_t>& 
 }
 
 // 2 x batch x weight elements x output positions; backward computes grad input and grad weight.
-double conv_flops(std::string_view name, const std::vector<InputShape>& in, const ConcreteInputs* concrete) {
-    const std::string base = base_name(lower(name));
+double conv_flops(const std::string& base, const std::vector<InputShape>& in, const ConcreteInputs* concrete) {
     if (base == "convolution_backward") {  // (grad_output, input, weight, ...)
         const auto* grad = dims_at(in, 0);
         const auto* w = dims_at(in, 2);
@@ -228,8 +226,7 @@ double total_numel(const std::vector<InputShape>& in) {
 
 // aten::dropout (and its feature/alpha kinds) returns its input untouched when p is 0 (the fused kernel
 // needs p > 0): Hugging Face models keep Dropout(0.0) layers that cost nothing.
-bool is_identity_dropout(std::string_view canonical_name, const ConcreteInputs* concrete) {
-    const std::string base = base_name(lower(canonical_name));
+bool is_identity_dropout(const std::string& base, const ConcreteInputs* concrete) {
     if (base != "dropout" && base != "feature_dropout" && base != "alpha_dropout" && base != "feature_alpha_dropout")
         return false;
     if (!concrete || concrete->size() < 2 || (*concrete)[1].empty()) return false;  // p unknown
@@ -241,8 +238,7 @@ bool is_identity_dropout(std::string_view canonical_name, const ConcreteInputs* 
 // estimate: what is nested in them stands for them. On the CPU a flash kernel never writes the
 // attention matrix, while the math path (taken with dropout) runs bmm, softmax and dropout over it:
 // the same FLOPs, other bytes, and about 4x the time at small sizes.
-bool is_attention_composite(std::string_view canonical_name) {
-    const std::string base = base_name(lower(canonical_name));
+bool is_attention_composite(const std::string& base) {
     return base == "scaled_dot_product_attention" || base == "_scaled_dot_product_attention_math";
 }
 
@@ -301,6 +297,7 @@ OpClass classify_op(std::string_view canonical_name) {
 OpIdentity identify_op(std::string_view raw_name) {
     OpIdentity identity;
     identity.canonical_name = canonical_op_name(raw_name);
+    identity.base = base_name(lower(identity.canonical_name));
     identity.op_class = classify_op(identity.canonical_name);
     const auto& vocab = vocabulary();
     const auto known = std::find(vocab.begin(), vocab.end(), identity.canonical_name);
@@ -317,20 +314,17 @@ bool estimate_cost(const OpIdentity& op, const std::vector<InputShape>& inputs, 
                    const ConcreteInputs* concrete, double& flops, double& bytes) {
     if (inputs.empty()) return false;
     const OpClass op_class = op.op_class;
-    const std::string_view canonical_name = op.canonical_name;
-    if (is_identity_dropout(canonical_name, concrete)) {
+    if (op_class == OpClass::kActivation && is_identity_dropout(op.base, concrete)) {
         flops = bytes = 0;
         return true;
     }
     bytes = input_bytes(inputs, dtypes);
     double estimate = -1;
     switch (op_class) {
-        case OpClass::kMatmul: estimate = matmul_flops(canonical_name, inputs); break;
-        case OpClass::kConv: estimate = conv_flops(canonical_name, inputs, concrete); break;
-        case OpClass::kRnn: estimate = rnn_flops(canonical_name, inputs); break;
-        case OpClass::kAttention:
-            estimate = is_attention_composite(canonical_name) ? -1 : attention_flops(inputs);
-            break;
+        case OpClass::kMatmul: estimate = matmul_flops(op.base, inputs); break;
+        case OpClass::kConv: estimate = conv_flops(op.base, inputs, concrete); break;
+        case OpClass::kRnn: estimate = rnn_flops(op.canonical_name, inputs); break;
+        case OpClass::kAttention: estimate = is_attention_composite(op.base) ? -1 : attention_flops(inputs); break;
         case OpClass::kNorm:
         case OpClass::kSoftmax:
         case OpClass::kLoss: estimate = 5 * tensor_numel(inputs, 0); break;

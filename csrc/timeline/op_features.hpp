@@ -26,6 +26,7 @@ OpClass classify_op(std::string_view canonical_name);
 // Everything derived from an op's name alone (computed once per distinct name).
 struct OpIdentity {
     std::string canonical_name;
+    std::string base;  // lower-case canonical name without its namespace ("aten::_softmax" -> "_softmax")
     OpClass op_class = OpClass::kOther;
     int32_t type_column = 0;  // its vocabulary column, or its hash bucket's
     bool backward = false;    // an autograd node by its name
