@@ -160,16 +160,20 @@ def test_head_tail_follows_the_iterations_structure(dataset):
     from dataclasses import replace
 
     from itercast.predict.dataset import featurise
-    from itercast.predict.predictor import HeadTail
+    from itercast.predict.predictor import HeadTail, iteration_terms
+    from itercast.predict.rows import iteration_context, recorded_ops
 
     samples = featurise(dataset.configs)
-    design = HeadTail.design(samples)
+    design, recorded = iteration_terms(samples)
     assert design.shape == (len(samples), 5) and len({tuple(row) for row in design}) > 3
+    np.testing.assert_array_equal(design[:, 1:4], [iteration_context(s.windows) for s in samples])
+    np.testing.assert_array_equal(design[:, 4], np.log1p([s.op_count for s in samples]))
+    assert list(recorded) == [recorded_ops(s.windows) for s in samples]
     law = np.array([-9.0, 0.2, 0.1, 0.15, 0.3])
     labelled = [replace(s, head_tail_ns=float(np.exp(row @ law) * 1e6)) for s, row in zip(samples, design)]
     labelled[0] = replace(labelled[0], head_tail_ns=labelled[0].head_tail_ns * 50)
-    fit = HeadTail.fit(labelled)
-    np.testing.assert_allclose(fit.predict_ns(labelled[1:]), [s.head_tail_ns for s in labelled[1:]], rtol=1e-3)
+    fit = HeadTail.fit(iteration_terms(labelled)[0], [s.head_tail_ns for s in labelled])
+    np.testing.assert_allclose(fit.predict_ns(design[1:]), [s.head_tail_ns for s in labelled[1:]], rtol=1e-3)
 
 
 @pytest.mark.parametrize("flag,predict_rows", [([], "central"), (["--predict-rows", "central"], "central"),

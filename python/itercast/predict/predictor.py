@@ -21,7 +21,7 @@ from itercast.errors import ItercastError
 from itercast.features import DEFAULT_STRIDE, DEFAULT_WIDTH, Windows, timeline_and_windows
 from itercast.predict.dataset import Dataset, TraceSample, featurise
 from itercast.predict.lgbm import DEFAULT_ROUNDS, WindowLGBM
-from itercast.predict.rows import iteration_context, recorded_ops
+from itercast.predict.rows import CONTEXT_FEATURES, iteration_totals
 from itercast.timeline import FEATURE_SCHEMA_VERSION, Timeline, canonical_names
 
 MODEL_FORMAT = "itercast-model"
@@ -91,16 +91,18 @@ class HeadTail:
     coefficients: list[float]
 
     @staticmethod
-    def design(samples: list[TraceSample]) -> np.ndarray:
-        return np.array([[1.0, *iteration_context(s.windows), np.log1p(s.op_count)] for s in samples])
+    def design(contexts: np.ndarray, op_counts) -> np.ndarray:
+        """One row per iteration: [1, its rows.CONTEXT_FEATURES, log(1 + its ops)]."""
+        contexts = np.asarray(contexts, dtype=np.float64).reshape(-1, len(CONTEXT_FEATURES))
+        return np.column_stack([np.ones(len(contexts)), contexts, np.log1p(np.asarray(op_counts, dtype=np.float64))])
 
     @classmethod
-    def fit(cls, samples: list[TraceSample]) -> "HeadTail":
-        log_ms = np.log(np.maximum([s.head_tail_ns / 1e6 for s in samples], 1e-3))  # 1 us floor: no log(0)
-        return cls([float(b) for b in least_absolute_deviations(cls.design(samples), log_ms)])
+    def fit(cls, design: np.ndarray, head_tail_ns) -> "HeadTail":
+        log_ms = np.log(np.maximum(np.asarray(head_tail_ns) / 1e6, 1e-3))  # 1 us floor: no log(0)
+        return cls([float(b) for b in least_absolute_deviations(design, log_ms)])
 
-    def predict_ns(self, samples: list[TraceSample]) -> np.ndarray:
-        return np.exp(self.design(samples) @ np.asarray(self.coefficients)) * 1e6
+    def predict_ns(self, design: np.ndarray) -> np.ndarray:
+        return np.exp(design @ np.asarray(self.coefficients)) * 1e6
 
 
 @dataclass
@@ -116,12 +118,16 @@ class HardwareModel:
 
     def predict_samples(self, samples: list[TraceSample]) -> tuple[np.ndarray, np.ndarray]:
         """(profiled_ms, unprofiled_ms) per sample."""
-        profiled_ms = (self.window_model.predict_op_time(samples) + self.head_tail.predict_ns(samples)) / 1e6
-        return profiled_ms, self.reconciliation.apply(profiled_ms, recorded_op_counts(samples))
+        head_tail_design, recorded_ops = iteration_terms(samples)
+        profiled_ms = (self.window_model.predict_op_time(samples) + self.head_tail.predict_ns(head_tail_design)) / 1e6
+        return profiled_ms, self.reconciliation.apply(profiled_ms, recorded_ops)
 
 
-def recorded_op_counts(samples: list[TraceSample]) -> np.ndarray:
-    return np.array([recorded_ops(s.windows) for s in samples])
+def iteration_terms(samples: list[TraceSample]) -> tuple[np.ndarray, np.ndarray]:
+    """Per sample: its HeadTail design row and the ops the profiler recorded, from one pass over its ops."""
+    totals = [iteration_totals(s.windows) for s in samples]
+    design = HeadTail.design([context for context, _ in totals], [s.op_count for s in samples])
+    return design, np.array([recorded for _, recorded in totals])
 
 
 def fit_hardware_model(hardware: str, samples: list[TraceSample], window_model: WindowLGBM,
@@ -130,8 +136,9 @@ def fit_hardware_model(hardware: str, samples: list[TraceSample], window_model: 
     window_model.fit(samples, client=client)
     profiled = np.array([s.profiled_ns for s in samples]) / 1e6
     unprofiled = np.array([s.config.step_ms for s in samples])
-    reconciliation = Reconciliation.fit(profiled, recorded_op_counts(samples), unprofiled)
-    head_tail = HeadTail.fit(samples)
+    head_tail_design, recorded_ops = iteration_terms(samples)
+    reconciliation = Reconciliation.fit(profiled, recorded_ops, unprofiled)
+    head_tail = HeadTail.fit(head_tail_design, [s.head_tail_ns for s in samples])
     vocabulary = {name for s in samples for name in s.op_names}
     summary = {"configs": len(samples), "models": len({s.config.model for s in samples}),
                "families": sorted({s.config.family for s in samples}),

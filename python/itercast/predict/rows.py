@@ -241,13 +241,22 @@ def op_features_once(windows: Windows, features: list[int]) -> np.ndarray:
 
 def recorded_ops(windows: Windows) -> float:
     """Ops the profiler recorded in these windows' iteration: each op and the framework ops nested in it."""
-    nested = op_features_once(windows, [LOG_NESTED_OPS])[:, 0].astype(np.float64)
-    return float(np.sum(1.0 + np.rint(np.expm1(nested))))  # counts, stored as float32 logs
+    return _recorded(op_features_once(windows, [LOG_NESTED_OPS])[:, 0])
 
 
 def iteration_context(windows: Windows) -> np.ndarray:
     """The CONTEXT_FEATURES of these windows' iteration (float32)."""
     return _context(op_features_once(windows, _CONTEXT_INPUTS))
+
+
+def iteration_totals(windows: Windows) -> tuple[np.ndarray, float]:
+    """(:func:`iteration_context`, :func:`recorded_ops`) from one gather of the iteration's ops."""
+    ops = op_features_once(windows, _CONTEXT_INPUTS + [LOG_NESTED_OPS])
+    return _context(ops[:, : len(_CONTEXT_INPUTS)]), _recorded(ops[:, len(_CONTEXT_INPUTS)])
+
+
+def _recorded(log_nested_ops: np.ndarray) -> float:
+    return float(np.sum(1.0 + np.rint(np.expm1(log_nested_ops.astype(np.float64)))))  # counts, stored as float32 logs
 
 
 def _context(ops: np.ndarray) -> np.ndarray:
