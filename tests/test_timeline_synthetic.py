@@ -2,9 +2,10 @@
 
 import json
 
+import numpy as np
 import pytest
 
-from itercast.timeline import read_timeline
+from itercast.timeline import FEATURE_COLUMNS, read_timeline
 
 
 def x(name, cat, ts, dur, tid=1, pid=100, **args):
@@ -139,6 +140,34 @@ def test_attention_is_costed_by_the_kernel_nested_in_it():
     assert math_timeline.ops["flops"][0] == matmuls + 5 * 8 * 3 * 17 * 17
     score_elements = 8 * 3 * 17 * 17
     assert math_timeline.ops["bytes"][0] == 4 * (2 * 8 * 3 * 17 * 64 + score_elements + score_elements + 8 * 3 * 17 * 64)
+
+
+def test_output_bytes_count_the_tensors_an_op_creates():
+    """A 2-row weight gradient reads little and writes a whole weight: the bytes an op creates are
+    counted apart from those it reads, summed over what an autograd node nests; views and in-place
+    ops create none; a filling factory creates its size argument in its dtype."""
+    rows, width = 2, 512
+    weight_gradient = [
+        x("autograd::engine::evaluate_function: AddmmBackward0", "cpu_op", 0, 100),
+        x("AddmmBackward0", "cpu_op", 1, 98, **{"Input Dims": [[rows, width]], "Input type": ["float"]}),
+        x("aten::t", "cpu_op", 2, 1, **{"Input Dims": [[width, width]], "Input type": ["float"]}),
+        x("aten::mm", "cpu_op", 4, 10, **{"Input Dims": [[rows, width], [width, width]],
+                                          "Input type": ["float", "float"]}),
+        x("aten::mm", "cpu_op", 20, 70, **{"Input Dims": [[width, rows], [rows, width]],
+                                           "Input type": ["float", "float"]}),
+        x("aten::add_", "cpu_op", 200, 10, **{"Input Dims": [[width, width], [width, width], []],
+                                              "Input type": ["float", "float", "Scalar"]}),
+        x("aten::zeros", "cpu_op", 300, 10, **{"Input Dims": [[], [], []], "Concrete Inputs": ["[1000, 32]", "6", "0"],
+                                               "Input type": ["ScalarList", "Scalar", "Scalar"]}),
+        x("aten::new_zeros", "cpu_op", 400, 10, **{"Input Dims": [[8, 3], [], []],
+                                                   "Concrete Inputs": ["", "[10, 7]", "15"],
+                                                   "Input type": ["float", "ScalarList", "Scalar"]}),
+    ]
+    timeline = read_timeline(json.dumps(weight_gradient).encode())
+    assert timeline.ops["output_bytes"].tolist() == [4 * (rows * width + width * width), 0, 4 * 1000 * 32, 2 * 10 * 7]
+    assert timeline.ops["bytes"][0] == 4 * (width * width + rows * width + width * width + 2 * rows * width)
+    column = [name for name, _ in FEATURE_COLUMNS].index("log_output_bytes")
+    assert timeline.features[0, column] == pytest.approx(np.log1p(4 * (rows * width + width * width)))
 
 
 def test_recurrent_flops_count_tokens_times_parameters():

@@ -110,6 +110,7 @@ public:
         out["nested_ops"] = column(ops, &OpRecord::nested_ops);
         out["flops"] = column(ops, &OpRecord::flops);
         out["bytes"] = column(ops, &OpRecord::bytes);
+        out["output_bytes"] = column(ops, &OpRecord::output_bytes);
         out["input_dims"] = column(ops, &OpRecord::input_dims);
         out["input_types"] = column(ops, &OpRecord::input_types);
         return out;

@@ -94,22 +94,33 @@ int tensor_with_rank(const std::vector<InputShape>& inputs, size_t from, size_t 
     return -1;
 }
 
-double matmul_flops(const std::string& base, const std::vector<InputShape>& in) {
+// A matrix product as rows (leading dims folded) x inner x columns; false when the shapes do not say.
+struct MatmulDims {
+    double rows = 0, inner = 0, columns = 0;
+};
+
+bool matmul_dims(const std::string& base, const std::vector<InputShape>& in, MatmulDims& out) {
     if (base == "linear") {  // input [..., K], weight [N, K]
         const auto* x = dims_at(in, 0);
         const auto* w = dims_at(in, 1);
-        if (!x || !w || x->empty() || w->size() != 2) return -1;
-        return 2 * product(*x, 0, x->size()) * static_cast<double>((*w)[0]);
+        if (!x || !w || x->empty() || w->size() != 2) return false;
+        out = {product(*x, 0, x->size() - 1), static_cast<double>(x->back()), static_cast<double>((*w)[0])};
+        return true;
     }
     // mm/addmm/bmm/baddbmm/matmul: the last two tensors with rank >= 2 are the operands.
     const int a = tensor_with_rank(in, base == "addmm" || base == "baddbmm" ? 1 : 0, 2);
     const int b = a < 0 ? -1 : tensor_with_rank(in, static_cast<size_t>(a) + 1, 1);
-    if (a < 0 || b < 0) return -1;
+    if (a < 0 || b < 0) return false;
     const auto& da = in[static_cast<size_t>(a)].dims;
     const auto& db = in[static_cast<size_t>(b)].dims;
-    const double k = static_cast<double>(da.back());
-    const double n = db.size() >= 2 ? static_cast<double>(db.back()) : 1;
-    return 2 * product(da, 0, da.size() - 1) * k * n;
+    out = {product(da, 0, da.size() - 1), static_cast<double>(da.back()),
+           db.size() >= 2 ? static_cast<double>(db.back()) : 1};
+    return true;
+}
+
+double matmul_flops(const std::string& base, const std::vector<InputShape>& in) {
+    MatmulDims d;
+    return matmul_dims(base, in, d) ? 2 * d.rows * d.inner * d.columns : -1;
 }
 
 // Positions of (stride, padding, dilation) among an op's arguments, by op.
@@ -242,6 +253,47 @@ bool is_attention_composite(const std::string& base) {
     return base == "scaled_dot_product_attention" || base == "_scaled_dot_product_attention_math";
 }
 
+// Bytes per element of a c10::ScalarType code as a trace's Concrete Inputs print it (float when absent).
+double scalar_type_bytes(const ConcreteInputs& concrete, size_t position) {
+    if (position >= concrete.size() || concrete[position].size() != 1) return 4;
+    switch (concrete[position][0]) {
+        case 0: case 1: case 11: return 1;  // uint8, int8, bool
+        case 2: case 5: case 15: return 2;  // int16, half, bfloat16
+        case 4: case 7: return 8;           // int64, double
+        default: return 4;
+    }
+}
+
+// Elements of a size list argument ("[20000, 32]"); -1 when absent.
+double size_argument(const ConcreteInputs* concrete, size_t position) {
+    if (!concrete || position >= concrete->size() || (*concrete)[position].empty()) return -1;
+    double n = 1;
+    for (int64_t d : (*concrete)[position]) n *= static_cast<double>(d);
+    return n;
+}
+
+// An op that writes into an existing tensor ("add_", "_foreach_mul_", "copy_"), not a new one.
+bool is_in_place(const std::string& base) { return base.size() > 1 && base.back() == '_' && base != "__"; }
+
+// Bytes of the tensors a filling factory creates and writes (zeros, ones, full and their new_ kinds);
+// -1 for other ops. An empty tensor is not written until an op that the estimate counts writes it.
+double factory_bytes(const std::string& base, const std::vector<InputShape>& in, const std::vector<DType>& dtypes,
+                     const ConcreteInputs* concrete) {
+    if (base == "zeros" || base == "ones" || base == "full") {
+        const double n = size_argument(concrete, 0);
+        const size_t dtype_at = base == "full" ? 2 : 1;
+        return n < 0 ? -1 : n * scalar_type_bytes(*concrete, dtype_at);
+    }
+    if (base == "new_zeros" || base == "new_ones" || base == "new_full") {
+        const double n = size_argument(concrete, 1);
+        const size_t dtype_at = base == "new_full" ? 3 : 2;
+        return n < 0 ? -1 : n * scalar_type_bytes(*concrete, dtype_at);
+    }
+    if (base == "zeros_like" || base == "ones_like" || base == "full_like")
+        return tensor_numel(in, 0) * dtype_bytes(dtypes.empty() ? DType::kFloat32 : dtypes[0]);
+    return -1;
+}
+
 float log1p_feature(double value) { return static_cast<float>(std::log1p(std::max(value, 0.0))); }
 
 }  // namespace
@@ -343,6 +395,58 @@ bool estimate_cost(const OpIdentity& op, const std::vector<InputShape>& inputs, 
     return true;
 }
 
+double estimate_output_bytes(const OpIdentity& op, const std::vector<InputShape>& inputs,
+                             const std::vector<DType>& dtypes, const ConcreteInputs* concrete) {
+    const std::string& base = op.base;
+    if (op.op_class == OpClass::kView || is_in_place(base)) return 0;
+    const double factory = factory_bytes(base, inputs, dtypes, concrete);
+    if (factory >= 0) return factory;
+    if (inputs.empty()) return -1;
+    const double element = dtype_bytes(dtypes.empty() ? DType::kFloat32 : dtypes[0]);
+    switch (op.op_class) {
+        case OpClass::kMatmul: {
+            MatmulDims d;
+            return matmul_dims(base, inputs, d) ? d.rows * d.columns * element : -1;
+        }
+        case OpClass::kConv: {
+            if (base == "convolution_backward") return (tensor_numel(inputs, 1) + tensor_numel(inputs, 2)) * element;
+            const auto* x = dims_at(inputs, 0);
+            const auto* w = dims_at(inputs, 1);
+            if (!x || !w || x->size() < 3 || w->size() != x->size()) return -1;
+            return static_cast<double>((*x)[0]) * static_cast<double>((*w)[0]) *
+                   conv_output_spatial(base, *x, *w, concrete) * element;
+        }
+        case OpClass::kAttention:
+            return is_attention_composite(base) ? -1 : tensor_numel(inputs, 0) * element;
+        case OpClass::kActivation:
+            return is_identity_dropout(base, concrete) ? 0 : largest_numel(inputs) * element;
+        case OpClass::kElementwise: return largest_numel(inputs) * element;
+        case OpClass::kNorm:
+        case OpClass::kSoftmax: return tensor_numel(inputs, 0) * element;
+        case OpClass::kEmbedding: {  // embedding(weight, indices): a row per index; embedding_bag: per bag
+            const auto* weight = dims_at(inputs, 0);
+            if (!weight || weight->size() != 2) return -1;
+            const double width = static_cast<double>(weight->back()) * element;
+            if (base == "embedding") return tensor_numel(inputs, 1) * width;
+            if (base == "embedding_bag" || base == "_embedding_bag") return tensor_numel(inputs, 2) * width;
+            return -1;
+        }
+        case OpClass::kMemory:
+            if (base == "cat" || base == "stack") return total_numel(inputs) * element;
+            if (base == "clone" || base == "_to_copy") return tensor_numel(inputs, 0) * element;
+            return -1;
+        case OpClass::kRnn: {  // a oneDNN layer: its outputs and gate workspace; its backward: the gradients
+            if (base == "mkldnn_rnn_layer_backward" && inputs.size() >= 3)
+                return (inputs[0].numel + inputs[1].numel + inputs[2].numel) * element;
+            const auto* x = dims_at(inputs, 0);
+            const auto* w_ih = dims_at(inputs, 1);
+            if (base != "mkldnn_rnn_layer" || !x || !w_ih || x->size() < 2 || w_ih->empty()) return -1;
+            return product(*x, 0, x->size() - 1) * static_cast<double>((*w_ih)[0]) * element;
+        }
+        default: return -1;
+    }
+}
+
 const std::vector<FeatureColumn>& feature_columns() {
     static const std::vector<FeatureColumn> columns = [] {
         std::vector<FeatureColumn> out;
@@ -370,6 +474,7 @@ const std::vector<FeatureColumn>& feature_columns() {
         out.push_back({"log_bytes", "log(1 + bytes of tensor inputs), own or summed over nested ops"});
         out.push_back({"log_intensity", "log(1 + FLOPs / bytes)"});
         out.push_back({"log_nested_ops", "log(1 + number of framework ops nested inside)"});
+        out.push_back({"log_output_bytes", "log(1 + bytes of the tensors it creates), own or summed over nested ops"});
         return out;
     }();
     return columns;
@@ -422,6 +527,7 @@ void write_features(const OpStructure& op, float* out) {
     *at++ = log1p_feature(op.bytes);
     *at++ = log1p_feature(op.bytes > 0 ? op.flops / op.bytes : 0);
     *at++ = log1p_feature(op.nested_ops);
+    *at++ = log1p_feature(op.output_bytes);
 }
 
 }  // namespace itercast::timeline

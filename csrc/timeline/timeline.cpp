@@ -432,13 +432,14 @@ void TimelineBuilder::compute_features() {
     // Cost of a host op: its own formula when it has one, else its nested ops' summed.
     const size_t n = host_ops_.size();
     std::vector<double> flops(n, 0), bytes(n, 0), nested_flops(n, 0), nested_bytes(n, 0);
+    std::vector<double> output_bytes(n, 0), nested_output_bytes(n, 0);
     std::vector<int32_t> descendants(n, 0);
     std::vector<int32_t> shaped(n, -1);  // the op itself or first nested op with shapes
     std::vector<int32_t> first_shaped_child(n, -1);
     static const std::vector<DType> no_types;
     auto visit = [&](size_t i) {
         const HostOp& op = host_ops_[i];
-        double own_flops = 0, own_bytes = 0;
+        double own_flops = 0, own_bytes = 0, own_output_bytes = -1;
         bool known = false;
         if (op.input_dims >= 0) {
             const auto& dims = inputs_.dims(op.input_dims, strings_.at(op.input_dims));
@@ -446,15 +447,18 @@ void TimelineBuilder::compute_features() {
             const ConcreteInputs* concrete =
                 op.concrete_inputs >= 0 ? &inputs_.concrete(op.concrete_inputs, strings_.at(op.concrete_inputs)) : nullptr;
             known = estimate_cost(identity_of(op.name), dims, types, concrete, own_flops, own_bytes);
+            own_output_bytes = estimate_output_bytes(identity_of(op.name), dims, types, concrete);
             if (!dims.empty()) shaped[i] = static_cast<int32_t>(i);
         }
         if (shaped[i] < 0) shaped[i] = first_shaped_child[i];
         flops[i] = known ? own_flops : nested_flops[i];
         bytes[i] = known ? own_bytes : nested_bytes[i];
+        output_bytes[i] = own_output_bytes >= 0 ? own_output_bytes : nested_output_bytes[i];
         if (op.parent < 0) return;
         const auto parent = static_cast<size_t>(op.parent);
         nested_flops[parent] += flops[i];
         nested_bytes[parent] += bytes[i];
+        nested_output_bytes[parent] += output_bytes[i];
         descendants[parent] += 1 + descendants[i];
         // Children are visited last to first: the last one written is the first with shapes.
         if (shaped[i] >= 0) first_shaped_child[parent] = shaped[i];
@@ -471,6 +475,7 @@ void TimelineBuilder::compute_features() {
         const auto host = static_cast<size_t>(op_host_index_[k]);
         op.flops = flops[host];
         op.bytes = bytes[host];
+        op.output_bytes = output_bytes[host];
         op.nested_ops = descendants[host];
         const int32_t source = shaped[host];
         if (source >= 0) {
@@ -486,6 +491,7 @@ void TimelineBuilder::compute_features() {
         structure.flops = op.flops;
         structure.bytes = op.bytes;
         structure.nested_ops = op.nested_ops;
+        structure.output_bytes = op.output_bytes;
         write_features(structure, features_.data() + k * width);
     }
 }

@@ -35,6 +35,7 @@ struct OpRecord {
     int64_t duration = 0, gap = 0;  // the labels: see Iteration
     int32_t nested_ops = 0;
     double flops = 0, bytes = 0;
+    double output_bytes = 0;  // of the tensors it creates (estimate_output_bytes)
     int32_t input_dims = -1, input_types = -1;  // of the op or its first nested op with shapes
 };
 

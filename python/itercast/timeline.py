@@ -25,7 +25,8 @@ FEATURE_COLUMNS: list[tuple[str, str]] = _native.feature_columns()
 #: 4: ... from their weights (the nested layer backward), not from the output gradient alone.
 #: 5: a dropout with p = 0 costs nothing (no FLOPs, no bytes).
 #: 6: scaled_dot_product_attention is costed by the kernel nested in it.
-FEATURE_SCHEMA_VERSION = 6
+#: 7: log_output_bytes, the bytes of the tensors an op creates.
+FEATURE_SCHEMA_VERSION = 7
 
 
 @dataclass(frozen=True)
