@@ -170,6 +170,22 @@ def test_output_bytes_count_the_tensors_an_op_creates():
     assert timeline.features[0, column] == pytest.approx(np.log1p(4 * (rows * width + width * width)))
 
 
+def test_an_autograd_nodes_shapes_are_the_operands_of_what_it_runs():
+    """The node records only the output gradient; the weight's shape is on the matrix product it runs
+    (the first nested op with two tensor operands), and that op's shapes are the node's."""
+    node = [x("autograd::engine::evaluate_function: AddmmBackward0", "cpu_op", 0, 100),
+            x("AddmmBackward0", "cpu_op", 1, 98, **{"Input Dims": [[2, 64]], "Input type": ["float"]}),
+            x("aten::t", "cpu_op", 2, 1, **{"Input Dims": [[64, 32]], "Input type": ["float"]}),
+            x("aten::mm", "cpu_op", 4, 10, **{"Input Dims": [[2, 64], [64, 32]], "Input type": ["float", "float"]}),
+            x("aten::mm", "cpu_op", 20, 70, **{"Input Dims": [[64, 2], [2, 32]], "Input type": ["float", "float"]}),
+            x("aten::relu", "cpu_op", 200, 10, **{"Input Dims": [[2, 64]], "Input type": ["float"]})]
+    timeline = read_timeline(json.dumps(node).encode())
+    assert [timeline.strings[i] for i in timeline.ops["input_dims"]] == ["[[2, 64], [64, 32]]", "[[2, 64]]"]
+    columns = [name for name, _ in FEATURE_COLUMNS]
+    weight = timeline.features[0, [columns.index("in1_dim2"), columns.index("in1_dim3")]]
+    assert weight.tolist() == pytest.approx(np.log1p([64, 32]).tolist())
+
+
 def test_recurrent_flops_count_tokens_times_parameters():
     lstm = x("aten::lstm", "cpu_op", 0, 100, **{
         "Input Dims": [[20, 4, 32], [[1, 4, 64], [1, 4, 64]], [[256, 32], [256, 64], [256], [256]]]})

@@ -14,6 +14,10 @@ using trace::kMissing;
 // inside that op (2022-23 traces carry External ids that point elsewhere).
 constexpr int64_t kNestingToleranceNs = 1000;
 
+int32_t tensor_inputs(const std::vector<InputShape>& dims) {
+    return static_cast<int32_t>(std::count_if(dims.begin(), dims.end(), [](const InputShape& s) { return s.is_tensor; }));
+}
+
 bool starts_with(std::string_view text, std::string_view prefix) {
     return text.substr(0, prefix.size()) == prefix;
 }
@@ -436,6 +440,9 @@ void TimelineBuilder::compute_features() {
     std::vector<int32_t> descendants(n, 0);
     std::vector<int32_t> shaped(n, -1);  // the op itself or first nested op with shapes
     std::vector<int32_t> first_shaped_child(n, -1);
+    std::vector<int32_t> operands(n, -1);  // the op itself or first nested op with two or more tensor inputs
+    std::vector<int32_t> first_operands_child(n, -1);
+    std::vector<int32_t> tensors(n, 0);
     static const std::vector<DType> no_types;
     auto visit = [&](size_t i) {
         const HostOp& op = host_ops_[i];
@@ -449,8 +456,11 @@ void TimelineBuilder::compute_features() {
             known = estimate_cost(identity_of(op.name), dims, types, concrete, own_flops, own_bytes);
             own_output_bytes = estimate_output_bytes(identity_of(op.name), dims, types, concrete);
             if (!dims.empty()) shaped[i] = static_cast<int32_t>(i);
+            tensors[i] = tensor_inputs(dims);
+            if (tensors[i] >= 2) operands[i] = static_cast<int32_t>(i);
         }
         if (shaped[i] < 0) shaped[i] = first_shaped_child[i];
+        if (operands[i] < 0) operands[i] = first_operands_child[i];
         flops[i] = known ? own_flops : nested_flops[i];
         bytes[i] = known ? own_bytes : nested_bytes[i];
         output_bytes[i] = own_output_bytes >= 0 ? own_output_bytes : nested_output_bytes[i];
@@ -462,6 +472,7 @@ void TimelineBuilder::compute_features() {
         descendants[parent] += 1 + descendants[i];
         // Children are visited last to first: the last one written is the first with shapes.
         if (shaped[i] >= 0) first_shaped_child[parent] = shaped[i];
+        if (operands[i] >= 0) first_operands_child[parent] = operands[i];
     };
     // Backwards through the nesting order, every op is complete before it is added to its
     // parent. Ops adopted after nesting (orphan launches) are roots that nest nothing.
@@ -477,7 +488,12 @@ void TimelineBuilder::compute_features() {
         op.bytes = bytes[host];
         op.output_bytes = output_bytes[host];
         op.nested_ops = descendants[host];
-        const int32_t source = shaped[host];
+        // An autograd node records only the output gradient: the op it runs (mm, convolution_backward,
+        // a recurrent layer's backward) shows the operands, the weight among them.
+        int32_t source = shaped[host];
+        if (identity_of(op.name).backward && operands[host] >= 0 &&
+            (source < 0 || tensors[static_cast<size_t>(source)] < 2))
+            source = operands[host];
         if (source >= 0) {
             op.input_dims = host_ops_[static_cast<size_t>(source)].input_dims;
             op.input_types = host_ops_[static_cast<size_t>(source)].input_types;

@@ -36,7 +36,9 @@ struct OpRecord {
     int32_t nested_ops = 0;
     double flops = 0, bytes = 0;
     double output_bytes = 0;  // of the tensors it creates (estimate_output_bytes)
-    int32_t input_dims = -1, input_types = -1;  // of the op or its first nested op with shapes
+    // of the op or its first nested op with shapes; a backward op with fewer than two tensor inputs
+    // takes them from the first op it runs with two or more (the operands, not the output gradient)
+    int32_t input_dims = -1, input_types = -1;
 };
 
 // Label decomposition: head + sum over ops of (duration + gap) + tail == duration.

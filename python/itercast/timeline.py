@@ -26,7 +26,8 @@ FEATURE_COLUMNS: list[tuple[str, str]] = _native.feature_columns()
 #: 5: a dropout with p = 0 costs nothing (no FLOPs, no bytes).
 #: 6: scaled_dot_product_attention is costed by the kernel nested in it.
 #: 7: log_output_bytes, the bytes of the tensors an op creates.
-FEATURE_SCHEMA_VERSION = 7
+#: 8: an autograd node's shapes are those of the first op it runs with two tensor operands.
+FEATURE_SCHEMA_VERSION = 8
 
 
 @dataclass(frozen=True)
