@@ -78,12 +78,23 @@ NEW_ARCHITECTURES = {
 }
 
 
-def test_new_architectures_are_their_own_architecture_lines():
+def test_new_architectures_open_their_own_architecture_lines():
+    """Each was a kind no earlier model had; size variants registered after it may join its line."""
     archs = {}
     for spec in zoo.MODELS.values():
         archs.setdefault(spec.arch, []).append(spec.name)
     for name in NEW_ARCHITECTURES:
-        assert archs[zoo.MODELS[name].arch] == [name], name
+        assert archs[zoo.MODELS[name].arch][0] == name, name
+
+
+def test_size_variants_join_an_existing_line_of_their_family():
+    names = list(zoo.MODELS)
+    variants = names[names.index("resnet26"):]
+    assert len(variants) == 31
+    for name in variants:
+        spec = zoo.MODELS[name]
+        line = [other for other in names[: names.index("resnet26")] if zoo.MODELS[other].arch == spec.arch]
+        assert line and all(zoo.MODELS[other].family == spec.family for other in line), name
 
 
 @pytest.mark.parametrize("name", sorted(NEW_ARCHITECTURES))
