@@ -75,6 +75,22 @@ def test_cache_is_written_then_read(tmp_path, capsys, monkeypatch):
         json.loads(first)["models"]["median"]["step_ms"]
 
 
+def test_cached_samples_carry_the_manifests_current_labels(tmp_path, monkeypatch):
+    """A configuration collected again keeps its id and trace path: its new labels count, not the cached."""
+    from dataclasses import replace
+
+    from itercast.predict import evaluate
+    from itercast.predict.dataset import Dataset
+
+    dataset = Dataset.from_manifest(tiny_collection())
+    cache = tmp_path / "samples.pkl"
+    evaluate.load_samples(dataset, cache)
+    relabelled = Dataset([replace(c, step_ms=2 * c.step_ms) for c in dataset.configs], dataset.source)
+    monkeypatch.setattr(evaluate, "featurise", lambda configs: pytest.fail("featurised despite the cache"))
+    samples = evaluate.load_samples(relabelled, cache)
+    assert [s.config.step_ms for s in samples] == [2 * c.step_ms for c in dataset.configs]
+
+
 def test_bad_dataset_path_exits_non_zero_with_a_message(tmp_path, capsys):
     assert main(["evaluate", str(tmp_path / "missing"), "--models", "median"]) != 0
     assert "no manifest" in capsys.readouterr().err

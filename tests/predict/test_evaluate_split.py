@@ -21,6 +21,26 @@ def test_arch_split_keeps_every_architecture_on_one_side(samples):
     assert sorted(np.concatenate([train, test])) == list(range(len(samples)))
 
 
+def test_line_split_keeps_a_models_size_variants_with_it(samples):
+    from dataclasses import replace
+
+    models = sorted({s.config.model for s in samples})
+    line_of = {model: f"line{i // 2}" for i, model in enumerate(models)}  # two models per line
+    lined = [replace(s, config=replace(s.config, line=line_of[s.config.model])) for s in samples]
+    for train, test in split_folds(lined, "line", folds=2, seed=0):
+        assert not {lined[i].config.line for i in train} & {lined[i].config.line for i in test}
+        assert len({lined[i].config.model for i in test}) >= 2  # a line goes out whole
+
+
+def test_a_manifest_without_lines_splits_by_model():
+    from itercast.predict.dataset import Dataset
+
+    from tiny_collection import tiny_collection
+
+    dataset = Dataset.from_manifest(tiny_collection())
+    assert all(c.line == c.model for c in dataset.configs)
+
+
 def test_config_split_partitions_the_configurations(samples):
     (train, test), = split_folds(samples, "config", seed=1)
     assert set(train).isdisjoint(test) and len(train) + len(test) == len(samples)

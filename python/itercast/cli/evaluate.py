@@ -14,8 +14,9 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "evaluate", help="compare the predictor with the ETS reference and baselines on a labelled collection")
     parser.add_argument("dataset", help="collection directory (or its manifest.csv)")
-    parser.add_argument("--split", choices=("arch", "config"), default=defaults.split,
-                        help="keep whole architectures (default) or whole configurations out of training")
+    parser.add_argument("--split", choices=("arch", "line", "config"), default=defaults.split,
+                        help="keep whole architectures (default), whole architecture lines (a model with its "
+                             "size variants, the manifest's arch column) or whole configurations out of training")
     parser.add_argument("--folds", type=int, default=defaults.folds,
                         help="k folds over the groups; 1 (default) is a single 80/20 holdout")
     parser.add_argument("--models", default=",".join(MODEL_NAMES),

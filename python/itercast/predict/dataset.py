@@ -25,6 +25,7 @@ class Config:
     step_ms: float  # median wall time of un-profiled steps: what the job experiences
     profiled_step_ms: float  # median ProfilerStep duration in the trace
     batch_size: int = 0
+    line: str = ""  # the architecture line (the manifest's `arch`): a model's size variants share it
 
 
 def hardware_key(row: dict) -> str:
@@ -58,7 +59,7 @@ class Dataset:
                         config_id=row["config_id"], model=row["model"], family=row.get("family", ""),
                         hardware=hardware_key(row), trace_path=manifest.parent / row["trace_path"],
                         step_ms=float(row["step_ms"]), profiled_step_ms=float(row["profiled_step_ms"]),
-                        batch_size=int(row.get("batch_size") or 0)))
+                        batch_size=int(row.get("batch_size") or 0), line=row.get("arch") or row["model"]))
                 except (KeyError, ValueError) as error:
                     raise ItercastError(f"{manifest}, line {line}: bad row ({error})") from None
         if not configs:
@@ -123,9 +124,12 @@ def featurise(configs: Iterable[Config], width: int = DEFAULT_WIDTH, stride: int
 
 
 def group_labels(samples: Sequence[TraceSample], split: str) -> np.ndarray:
-    """The group of each sample for a split: by architecture (model) or by configuration."""
+    """The group of each sample for a split: by architecture (model), by architecture line (a model and its
+    size variants: resnet18, resnet34, ... together) or by configuration."""
     if split == "arch":
         return np.array([s.config.model for s in samples])
+    if split == "line":
+        return np.array([s.config.line or s.config.model for s in samples])
     if split == "config":
         return np.array([s.config.config_id for s in samples])
-    raise ItercastError(f"unknown split {split!r}: use 'arch' or 'config'")
+    raise ItercastError(f"unknown split {split!r}: use 'arch', 'line' or 'config'")

@@ -14,7 +14,7 @@ import csv
 import pickle
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -339,6 +339,7 @@ def load_samples(dataset: Dataset, cache: str | Path | None = None) -> list[Trac
     """Featurised samples of the dataset, read from (and written to) a pickle cache when given.
 
     The cache is keyed by config id and trace path; any configuration it lacks re-featurises all.
+    Samples read from it carry the dataset's configurations, so relabelled rows count as relabelled.
     """
     from itercast.timeline import FEATURE_SCHEMA_VERSION
 
@@ -347,7 +348,7 @@ def load_samples(dataset: Dataset, cache: str | Path | None = None) -> list[Trac
         with open(cache, "rb") as handle:
             stored = pickle.load(handle)
         if stored.get("feature_schema") == FEATURE_SCHEMA_VERSION and all(k in stored["samples"] for k in wanted):
-            return [stored["samples"][k] for k in wanted]
+            return [replace(stored["samples"][k], config=c) for k, c in zip(wanted, dataset.configs)]
     samples = featurise(dataset.configs)
     if cache is not None:
         with open(cache, "wb") as handle:
