@@ -103,3 +103,23 @@ def test_every_row_carries_its_iterations_totals():
     np.testing.assert_array_equal(context[40:], np.tile(R.iteration_context(other), (40, 1)))
     assert not np.array_equal(context[0], context[40])
     assert rows.x.shape[1] == R.COLUMNS == len(R.row_columns(list(windows.columns) or [""] * windows.x.shape[1], 12))
+
+
+def test_rows_to_predict_leave_the_labels_out_and_nothing_else():
+    windows = iteration_windows(40, 12, 3)
+    samples = [windows_sample(windows), windows_sample(iteration_windows(40, 12, 3, seed=2))]
+    for count in (1, 2):
+        labelled = R.rows_of(samples[:count], R.central_pair_per_op)
+        bare = R.rows_of(samples[:count], R.central_pair_per_op, labels=False)
+        assert bare.duration is None and bare.gap is None
+        assert bare.x.tobytes() == labelled.x.tobytes()
+        np.testing.assert_array_equal(bare.op, labelled.op)
+        np.testing.assert_array_equal(bare.sample, labelled.sample)
+
+
+def test_a_neighbours_class_is_the_index_of_its_hot_class_column():
+    windows = iteration_windows(40, 12, 3)
+    rows = R.rows_of([windows_sample(windows)], R.central_pair_per_op)
+    own_class = np.argmax(rows.x[:, R.CLASS_COLUMNS], axis=1)
+    previous_class = R.F + R.AGGREGATES + R.NEIGHBOUR_FEATURES.index("class")
+    np.testing.assert_array_equal(rows.x[1:, previous_class], own_class[:-1])

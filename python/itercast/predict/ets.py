@@ -155,4 +155,4 @@ class ETSReference:
         offsets = np.cumsum([0] + [len(s.windows) for s in samples])
         predicted = np.concatenate([per_position[offsets[i]:offsets[i + 1]][all_pairs(s.windows)]
                                     for i, s in enumerate(samples)])
-        return op_sums(rows_of(samples, all_pairs), predicted, len(samples))
+        return op_sums(rows_of(samples, all_pairs, labels=False), predicted, len(samples))

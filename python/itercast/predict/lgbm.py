@@ -152,7 +152,7 @@ class WindowLGBM:
         Every row is scored: byte-identical rows are rare (on the CPU collection none, as the
         window's start position is a feature), so finding them (:func:`unique_rows`) costs more than it saves.
         """
-        rows = rows_of(samples, PREDICT_ROWS[self.predict_rows])
+        rows = rows_of(samples, PREDICT_ROWS[self.predict_rows], labels=False)
         total = sum(self._predict(label, rows.x) for label in LABELS)
         return op_sums(rows, total, len(samples))
 
