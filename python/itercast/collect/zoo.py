@@ -194,6 +194,15 @@ def _cnn(name, arch, factory, input_sizes=IMAGE_SIZES, **options):
     _add(name, "cnn", arch, "image", factory, input_sizes, **options)
 
 
+def _recurrent_classifier(name, cell, hidden, layers, bidirectional=False):
+    _add(name, "rnn", cell, "sequence_classification", "rnn:RecurrentClassifier", RNN_STEPS,
+         cell=cell, hidden=hidden, layers=layers, bidirectional=bidirectional)
+
+
+def _classifier_mlp(name, hidden, depth):
+    _add(name, "mlp", "mlp", "tabular", "mlp:classifier_mlp", FEATURE_WIDTHS, hidden=hidden, depth=depth)
+
+
 _cnn("resnet18", "resnet", "cnn:resnet", block="basic", layers=(2, 2, 2, 2))
 _cnn("resnet34", "resnet", "cnn:resnet", block="basic", layers=(3, 4, 6, 3))
 _cnn("resnet50", "resnet", "cnn:resnet", block="bottleneck", layers=(3, 4, 6, 3))
@@ -253,12 +262,9 @@ for _name, _dim, _depth, _heads in (("seq2seq_tiny", 128, 2, 4), ("seq2seq_small
     _add(_name, "transformer-seq2seq", "transformer", "seq2seq", "transformer:Seq2SeqTransformer",
          SEQUENCE_LENGTHS, "adamw", dim=_dim, depth=_depth, heads=_heads)
 
-for _name, _cell, _hidden, _layers, _bidirectional in (
-        ("lstm_256", "lstm", 256, 1, False), ("lstm_512x2", "lstm", 512, 2, False),
-        ("bilstm_256x2", "lstm", 256, 2, True), ("gru_256", "gru", 256, 1, False),
-        ("gru_512x2", "gru", 512, 2, False), ("rnn_tanh_256x2", "rnn", 256, 2, False)):
-    _add(_name, "rnn", _cell, "sequence_classification", "rnn:RecurrentClassifier", RNN_STEPS,
-         cell=_cell, hidden=_hidden, layers=_layers, bidirectional=_bidirectional)
+for _recurrent in (("lstm_256", "lstm", 256, 1), ("lstm_512x2", "lstm", 512, 2), ("bilstm_256x2", "lstm", 256, 2, True),
+                   ("gru_256", "gru", 256, 1), ("gru_512x2", "gru", 512, 2), ("rnn_tanh_256x2", "rnn", 256, 2)):
+    _recurrent_classifier(*_recurrent)
 _add("lstm_lm_256x2", "rnn", "lstm", "language_model", "rnn:RecurrentLanguageModel", RNN_STEPS, cell="lstm", hidden=256, layers=2)
 # More recurrent architectures, so that a held-out LSTM is not the only one of its kind (issue 6).
 _add("bilstm_tagger_256", "rnn", "lstm-tagger", "sequence_tagging", "rnn:SequenceTagger", RNN_STEPS,
@@ -272,10 +278,8 @@ _add("attn_lstm_384", "rnn", "lstm-attention", "sequence_classification", "rnn:A
 _add("crnn_128", "rnn", "crnn", "sequence_classification", "rnn:ConvRecurrentClassifier", RNN_STEPS,
      channels=128, hidden=128)
 
-for _name, _hidden, _depth in (("mlp_512x3", 512, 3), ("mlp_1024x4", 1024, 4),
-                               ("mlp_1024x8", 1024, 8), ("mlp_4096x2", 4096, 2)):
-    _add(_name, "mlp", "mlp", "tabular", "mlp:classifier_mlp", FEATURE_WIDTHS,
-         hidden=_hidden, depth=_depth)
+for _mlp in (("mlp_512x3", 512, 3), ("mlp_1024x4", 1024, 4), ("mlp_1024x8", 1024, 8), ("mlp_4096x2", 4096, 2)):
+    _classifier_mlp(*_mlp)
 _add("autoencoder_512", "mlp", "autoencoder", "reconstruction", "mlp:autoencoder", FEATURE_WIDTHS,
      "adamw", bottleneck=64, hidden=512)
 # Large and small Linear layers in other arrangements (issue 6).
@@ -342,16 +346,13 @@ _add("gpt_512", "transformer-decoder", "gpt", "language_model", "transformer:Dec
      SEQUENCE_LENGTHS, "adamw", dim=512, depth=4, heads=8)
 _add("seq2seq_384", "transformer-seq2seq", "transformer", "seq2seq", "transformer:Seq2SeqTransformer",
      SEQUENCE_LENGTHS, "adamw", dim=384, depth=3, heads=6)
-for _name, _cell, _hidden, _layers, _bidirectional in (
-        ("lstm_128", "lstm", 128, 1, False), ("lstm_384x3", "lstm", 384, 3, False),
-        ("bilstm_512", "lstm", 512, 1, True), ("gru_128x2", "gru", 128, 2, False),
-        ("bigru_256", "gru", 256, 1, True), ("rnn_tanh_512", "rnn", 512, 1, False)):
-    _add(_name, "rnn", _cell, "sequence_classification", "rnn:RecurrentClassifier", RNN_STEPS,
-         cell=_cell, hidden=_hidden, layers=_layers, bidirectional=_bidirectional)
+for _recurrent in (("lstm_128", "lstm", 128, 1), ("lstm_384x3", "lstm", 384, 3), ("bilstm_512", "lstm", 512, 1, True),
+                   ("gru_128x2", "gru", 128, 2), ("bigru_256", "gru", 256, 1, True), ("rnn_tanh_512", "rnn", 512, 1)):
+    _recurrent_classifier(*_recurrent)
 _add("lstm_lm_512", "rnn", "lstm", "language_model", "rnn:RecurrentLanguageModel", RNN_STEPS, cell="lstm",
      hidden=512, layers=1)
-for _name, _hidden, _depth in (("mlp_256x6", 256, 6), ("mlp_768x4", 768, 4), ("mlp_2048x3", 2048, 3)):
-    _add(_name, "mlp", "mlp", "tabular", "mlp:classifier_mlp", FEATURE_WIDTHS, hidden=_hidden, depth=_depth)
+for _mlp in (("mlp_256x6", 256, 6), ("mlp_768x4", 768, 4), ("mlp_2048x3", 2048, 3)):
+    _classifier_mlp(*_mlp)
 _add("autoencoder_1024", "mlp", "autoencoder", "reconstruction", "mlp:autoencoder", FEATURE_WIDTHS, "adamw",
      bottleneck=128, hidden=1024)
 _add("highway_512x4", "mlp", "highway", "tabular", "mlp:highway_network", FEATURE_WIDTHS, width=512, depth=4)
