@@ -272,8 +272,11 @@ double size_argument(const ConcreteInputs* concrete, size_t position) {
     return n;
 }
 
-// An op that writes into an existing tensor ("add_", "_foreach_mul_", "copy_"), not a new one.
-bool is_in_place(const std::string& base) { return base.size() > 1 && base.back() == '_' && base != "__"; }
+// An op that writes into an existing tensor ("add_", "_foreach_mul_", "copy_"), not a new one. Python
+// operators ("__and__") end in '_' too; their class decides.
+bool is_in_place(const std::string& base) {
+    return base.size() > 1 && base.back() == '_' && base.rfind("__", 0) != 0;
+}
 
 // Bytes of the tensors a filling factory creates and writes (zeros, ones, full and their new_ kinds);
 // -1 for other ops. An empty tensor is not written until an op that the estimate counts writes it.
