@@ -22,11 +22,11 @@ DEFAULT_PARAMS = {
     "num_threads": 0,
 }
 OBJECTIVES = ("l2", "log")
-# Half of each duration row's weight is its op's share of its iteration's time (see duration_weights).
+# Half of each duration row's weight is its op's share of its iteration's time (see row_weights).
 DEFAULT_TIME_WEIGHT = 0.5
-# A sample of n ops weighs n ** this in the duration fit: between every op alike (1: long iterations
-# dominate) and every sample alike (0). By architecture (five folds, 609 configurations) 0.5 took MRE
-# from 10.3% to 9.7%, 0 to 9.8% (benchmarks/RESULTS.md).
+# A sample of n ops weighs n ** this in both boosters' fits: between every op alike (1: long iterations
+# dominate) and every sample alike (0). By architecture (five folds, 609 configurations) 0.5 in the
+# duration fit took MRE from 10.3% to 9.7%, 0 to 9.8%; in the gap fit too, 9.6% (benchmarks/RESULTS.md).
 DEFAULT_SAMPLE_EXPONENT = 0.5
 LABELS = ("duration", "gap")
 
@@ -53,9 +53,9 @@ def check_unit_interval(name: str, value: float) -> float:
     return value
 
 
-def duration_weights(duration_ns: np.ndarray, sample: np.ndarray, time_weight: float,
+def row_weights(duration_ns: np.ndarray, sample: np.ndarray, time_weight: float,
                      sample_exponent: float = DEFAULT_SAMPLE_EXPONENT) -> np.ndarray | None:
-    """Training weights of the duration booster's rows; None (all alike) for time_weight 0 and exponent 1.
+    """Training weights of a booster's rows; None (all alike) for time_weight 0 and exponent 1.
 
     Targets are log durations, so every op counts alike in the fit, while an iteration's time (what
     is scored) is mostly a few large ops. Each row's weight is ``1 - time_weight`` plus
@@ -138,8 +138,9 @@ class WindowLGBM:
             target = to_target(values, self.objective)
             prior = self.prior_score(label, rows.x)
             init = prior if isinstance(prior, np.ndarray) else None  # LightGBM takes no scalar initial score
-            weight = (duration_weights(rows.duration, rows.sample, self.time_weight, self.sample_exponent)
-                      if label == "duration" else None)
+            # both boosters weigh samples alike; only durations weigh ops by their share of the time
+            time_weight = self.time_weight if label == "duration" else 0.0
+            weight = row_weights(rows.duration, rows.sample, time_weight, self.sample_exponent)
             params = {**self.params, **self.label_params.get(label, {})}
             rounds = params.pop("rounds", self.rounds)
             if client is not None:
