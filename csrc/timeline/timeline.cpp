@@ -453,8 +453,9 @@ void TimelineBuilder::compute_features() {
             const auto& types = op.input_types >= 0 ? inputs_.types(op.input_types, strings_.at(op.input_types)) : no_types;
             const ConcreteInputs* concrete =
                 op.concrete_inputs >= 0 ? &inputs_.concrete(op.concrete_inputs, strings_.at(op.concrete_inputs)) : nullptr;
-            known = estimate_cost(identity_of(op.name), dims, types, concrete, own_flops, own_bytes);
-            own_output_bytes = estimate_output_bytes(identity_of(op.name), dims, types, concrete);
+            const OpIdentity& identity = identity_of(op.name);
+            known = estimate_cost(identity, dims, types, concrete, own_flops, own_bytes);
+            own_output_bytes = estimate_output_bytes(identity, dims, types, concrete);
             if (!dims.empty()) shaped[i] = static_cast<int32_t>(i);
             tensors[i] = tensor_inputs(dims);
             if (tensors[i] >= 2) operands[i] = static_cast<int32_t>(i);
@@ -490,16 +491,16 @@ void TimelineBuilder::compute_features() {
         op.nested_ops = descendants[host];
         // An autograd node records only the output gradient: the op it runs (mm, convolution_backward,
         // a recurrent layer's backward) shows the operands, the weight among them.
+        const OpIdentity& identity = identity_of(op.name);
         int32_t source = shaped[host];
-        if (identity_of(op.name).backward && operands[host] >= 0 &&
-            (source < 0 || tensors[static_cast<size_t>(source)] < 2))
+        if (identity.backward && operands[host] >= 0 && (source < 0 || tensors[static_cast<size_t>(source)] < 2))
             source = operands[host];
         if (source >= 0) {
             op.input_dims = host_ops_[static_cast<size_t>(source)].input_dims;
             op.input_types = host_ops_[static_cast<size_t>(source)].input_types;
         }
         OpStructure structure;
-        structure.identity = &identity_of(op.name);
+        structure.identity = &identity;
         op.op_class = structure.identity->op_class;
         structure.phase = op.phase;
         structure.inputs = op.input_dims >= 0 ? &inputs_.dims(op.input_dims, strings_.at(op.input_dims)) : nullptr;

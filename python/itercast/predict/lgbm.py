@@ -54,7 +54,7 @@ def check_unit_interval(name: str, value: float) -> float:
 
 
 def row_weights(duration_ns: np.ndarray, sample: np.ndarray, time_weight: float,
-                     sample_exponent: float = DEFAULT_SAMPLE_EXPONENT) -> np.ndarray | None:
+                sample_exponent: float = DEFAULT_SAMPLE_EXPONENT) -> np.ndarray | None:
     """Training weights of a booster's rows; None (all alike) for time_weight 0 and exponent 1.
 
     Targets are log durations, so every op counts alike in the fit, while an iteration's time (what

@@ -55,6 +55,8 @@ class Rows:
 _CLASS_SLICE = (slice(CLASS_COLUMNS[0], CLASS_COLUMNS[-1] + 1)
                 if CLASS_COLUMNS == list(range(CLASS_COLUMNS[0], CLASS_COLUMNS[-1] + 1)) else CLASS_COLUMNS)
 COLUMNS = F + AGGREGATES + 2 * len(NEIGHBOUR_FEATURES) + 3 + len(CONTEXT_FEATURES)
+
+
 def hot_index(one_hot: np.ndarray) -> np.ndarray:
     """The index of each one-hot row's hot column (0 for an all-zero padding block), as float32.
 
