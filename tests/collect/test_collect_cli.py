@@ -50,3 +50,17 @@ def test_families_narrow_the_selection(tmp_path, monkeypatch):
     monkeypatch.setattr("itercast.collect.collect", record_selection)
     assert main(["collect", "--out", str(tmp_path), "--families", "recommender"]) == 0
     assert chosen["models"] == [spec.name for spec in zoo.by_family()["recommender"]]
+
+
+def test_label_passes_reach_the_collection(tmp_path, monkeypatch):
+    settings = {}
+
+    def record_settings(out, models, **given):
+        settings.update(given)
+        return []
+
+    monkeypatch.setattr("itercast.collect.collect", record_settings)
+    assert main(["collect", "--out", str(tmp_path), "--label-passes", "3"]) == 0
+    assert settings["label_passes"] == 3
+    assert main(["collect", "--out", str(tmp_path)]) == 0
+    assert settings["label_passes"] == 1

@@ -26,3 +26,11 @@ def test_flushing_can_be_turned_off(tmp_path, quick_protocol):
         assert flushes_denormals()
     with pytest.raises(RuntimeError, match="not flushed"):
         measure(PROBE, replace(quick_protocol, flush_denormal=False), tmp_path)
+
+
+def test_a_label_pass_times_the_steps_and_writes_no_trace(tmp_path, quick_protocol, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    row = measure(PROBE, quick_protocol, None)
+    assert set(row) == {"step_ms", "step_ms_iqr", "step_ms_min", "step_ms_max", "steps"}
+    assert row["steps"] >= quick_protocol.measured_steps and row["step_ms"] > 0
+    assert not list(tmp_path.iterdir())

@@ -77,3 +77,28 @@ def test_rerun_skips_finished_configurations_and_adds_only_new_ones(tiny_run, qu
     on_disk = Manifest(out / MANIFEST_NAME).rows()
     assert len(on_disk) == len(rows) + 2  # dlrm_small at batch 3, two input sizes
     assert len(grown) == 4 and {row["batch_size"] for row in grown} == {2, 3}
+
+
+def test_label_passes_time_each_ok_configuration_again_pass_after_pass(tmp_path, quick_protocol):
+    from itercast.collect.manifest import LABEL_COLUMNS
+    from itercast.collect.runner import LABELS_NAME, grid, resolve_models
+
+    failed = grid(resolve_models(["dlrm_small"]), (4,), (1,), "float32", "cpu", 1)[0]
+    Manifest(tmp_path / MANIFEST_NAME).append({**failed.row(), "status": "error", "message": "x"})
+    collect(tmp_path, models=["dlrm_small"], batch_sizes=(2, 4), input_sizes=(1,),
+            protocol=quick_protocol, label_passes=3)
+    labels = Manifest(tmp_path / LABELS_NAME, LABEL_COLUMNS)
+    rows = labels.rows()
+    assert [(row["config_id"], row["label_pass"]) for row in rows] == [
+        ("dlrm_small-b2-s1-float32-cpu-t1", 1), ("dlrm_small-b2-s1-float32-cpu-t1", 2)]
+    assert all(row["status"] == "ok" and row["step_ms"] > 0 and row["steps"] >= 3 for row in rows)
+    collect(tmp_path, models=["dlrm_small"], batch_sizes=(2, 4), input_sizes=(1,),
+            protocol=quick_protocol, label_passes=4)
+    assert [row["label_pass"] for row in labels.rows()] == [1, 2, 3]  # only the missing pass
+
+
+def test_label_passes_below_one_are_refused(tmp_path):
+    from itercast.errors import ItercastError
+
+    with pytest.raises(ItercastError, match="at least 1"):
+        collect(tmp_path, models=["dlrm_small"], label_passes=0)

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from itercast.cli import main
+from itercast.predict.dataset import Dataset
 from itercast.predict.evaluate import MODEL_NAMES
 from tiny_collection import tiny_collection
 
@@ -61,6 +62,18 @@ def test_also_on_scores_the_same_models_on_another_collections_configurations(tm
         next(row["median"] for row in result["families"] if row["family"] == "mlp"))
 
 
+def test_label_passes_are_named_above_the_table(tmp_path, capsys):
+    import shutil
+
+    collection = tiny_collection()
+    shutil.copy(collection / "manifest.csv", tmp_path / "manifest.csv")
+    (tmp_path / "traces").symlink_to(collection / "traces")
+    first = next(iter(Dataset.from_manifest(tmp_path).configs))
+    (tmp_path / "labels.csv").write_text(f"config_id,label_pass,step_ms,status\n{first.config_id},1,1.0,ok\n")
+    assert main(["evaluate", str(tmp_path), "--models", "median", "--folds", "2"]) == 0
+    assert "the median of 1-2 label passes per configuration" in capsys.readouterr().out
+
+
 def test_cache_is_written_then_read(tmp_path, capsys, monkeypatch):
     from itercast.predict import evaluate
 
@@ -80,7 +93,6 @@ def test_cached_samples_carry_the_manifests_current_labels(tmp_path, monkeypatch
     from dataclasses import replace
 
     from itercast.predict import evaluate
-    from itercast.predict.dataset import Dataset
 
     dataset = Dataset.from_manifest(tiny_collection())
     cache = tmp_path / "samples.pkl"

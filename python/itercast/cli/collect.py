@@ -29,6 +29,10 @@ def register(subparsers):
     parser.add_argument("--dtype", default="float32", choices=DTYPES)
     parser.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT_S, metavar="SECONDS",
                         help="per-configuration limit; a slower one is recorded as timeout")
+    parser.add_argument("--label-passes", type=int, default=1, metavar="N",
+                        help="time each ok configuration's un-profiled steps in N passes over the "
+                             "grid (the first is the profiled run's own), minutes apart, into "
+                             "DIR/labels.csv; a label is their median (default 1)")
     parser.add_argument("--list", action="store_true", help="print the zoo and exit")
     parser.set_defaults(run=run)
 
@@ -44,7 +48,7 @@ def run(args) -> int:
     rows = collect(args.out, models=selected_models(args.models, args.families),
                    batch_sizes=args.batch_sizes, input_sizes=args.input_sizes,
                    device=args.device, threads=args.threads, dtype=args.dtype,
-                   time_limit_s=args.time_limit)
+                   time_limit_s=args.time_limit, label_passes=args.label_passes)
     counts = {}
     for row in rows:
         counts[row["status"]] = counts.get(row["status"], 0) + 1

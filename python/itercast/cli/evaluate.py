@@ -69,6 +69,9 @@ def run(args) -> int:
         also = {"also_on": {"dataset": args.also_on, **subset.to_dict()}} if subset else {}
         print(json.dumps({**result.to_dict(), "settings": asdict(settings), **also}))
         return 0
+    passes = sorted({config.label_passes for config in dataset.configs})
+    if passes != [1]:
+        print(f"un-profiled labels: the median of {passes[0]}-{passes[-1]} label passes per configuration")
     print(result.table())
     print()
     print(result.family_table())

@@ -45,23 +45,40 @@ COLUMNS = {
 }
 
 
-def _parse(column: str, text: str):
-    if text == "":
-        return None
-    return COLUMNS[column](text)
+# Label passes (labels.csv beside the manifest): the un-profiled steps of ok configurations timed
+# again, each pass over the whole grid after the previous, so that a label is the median of
+# measurements minutes apart rather than of one run's steps. Pass 0 is the manifest's own.
+LABEL_COLUMNS = {
+    "config_id": str,
+    "label_pass": int,  # 1, 2, ...
+    "step_ms": float,
+    "step_ms_iqr": float,
+    "step_ms_min": float,
+    "step_ms_max": float,
+    "steps": int,
+    "status": str,
+    "message": str,
+    "finished_at": str,
+}
 
 
 class Manifest:
-    def __init__(self, path: Path):
+    """An append-only CSV of typed rows: the manifest, or with ``columns=LABEL_COLUMNS`` the label passes."""
+
+    def __init__(self, path: Path, columns: dict = COLUMNS):
         self.path = Path(path)
+        self.columns = columns
         self._check_header()
+
+    def _parse(self, column: str, text: str):
+        return None if text == "" else self.columns[column](text)
 
     def _check_header(self):
         if not self.path.exists() or self.path.stat().st_size == 0:
             return
         with open(self.path, newline="") as handle:
             header = next(csv.reader(handle), [])
-        if header != list(COLUMNS):
+        if header != list(self.columns):
             raise ItercastError(f"{self.path} has other columns than this version writes; "
                                 "collect into a new directory")
 
@@ -69,7 +86,7 @@ class Manifest:
         if not self.path.exists():
             return []
         with open(self.path, newline="") as handle:
-            return [{column: _parse(column, row[column]) for column in COLUMNS}
+            return [{column: self._parse(column, row[column]) for column in self.columns}
                     for row in csv.DictReader(handle)]
 
     def finished_ids(self) -> set[str]:
@@ -79,8 +96,8 @@ class Manifest:
     def append(self, row: dict):
         new_file = not self.path.exists() or self.path.stat().st_size == 0
         with open(self.path, "a", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(COLUMNS))
+            writer = csv.DictWriter(handle, fieldnames=list(self.columns))
             if new_file:
                 writer.writeheader()
             writer.writerow({column: "" if row.get(column) is None else row[column]
-                             for column in COLUMNS})
+                             for column in self.columns})

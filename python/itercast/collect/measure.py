@@ -38,8 +38,11 @@ def trace_name(config_id: str) -> str:
     return f"{config_id}.pt.trace.json.gz"
 
 
-def measure(config, protocol: Protocol, trace_dir: Path) -> dict:
-    """Trains ``config`` for a few steps and returns its manifest fields."""
+def measure(config, protocol: Protocol, trace_dir: Path | None) -> dict:
+    """Trains ``config`` for a few steps and returns its manifest fields.
+
+    Without ``trace_dir`` only the un-profiled steps are timed (a label pass): no trace, no profiled label.
+    """
     import torch
 
     torch.set_num_threads(config.threads)
@@ -50,20 +53,24 @@ def measure(config, protocol: Protocol, trace_dir: Path) -> dict:
     workload.model.train()
     step = training_step(workload, make_optimizer(config.spec.optimizer, workload.model))
     sync = synchronizer(device)
-    trace_path = Path(trace_dir) / trace_name(config.id)
 
     with denormals_flushed(protocol.flush_denormal):
         for _ in range(protocol.warmup_steps):
             step()
         sync()
         wall_ns = time_steps(step, sync, protocol)
-        profile_steps(step, sync, device, protocol, trace_path)
+        if trace_dir is not None:
+            trace_path = Path(trace_dir) / trace_name(config.id)
+            profile_steps(step, sync, device, protocol, trace_path)
+    label = summarise("step_ms", np.array(wall_ns) / 1e6, "steps")
+    if trace_dir is None:
+        return label
     profiled_us = profiler_step_durations(trace_path)
     return {
         "params": sum(parameter.numel() for parameter in workload.model.parameters()),
         "input_shape": ";".join("x".join(map(str, tensor.shape[1:])) for tensor in workload.inputs),
         "threads": torch.get_num_threads(),
-        **summarise("step_ms", np.array(wall_ns) / 1e6, "steps"),
+        **label,
         **summarise("profiled_step_ms", np.array(profiled_us) / 1e3, "profiled_steps"),
     }
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from itercast.collect import zoo
 from itercast.collect.hardware import describe
-from itercast.collect.manifest import Manifest
+from itercast.collect.manifest import LABEL_COLUMNS, Manifest
 from itercast.collect.measure import Protocol, trace_name
 from itercast.collect.progress import Progress
 from itercast.collect.worker import Worker
@@ -18,6 +18,7 @@ from itercast.errors import ItercastError
 
 DTYPES = ("float32", "bfloat16", "float16")
 MANIFEST_NAME = "manifest.csv"
+LABELS_NAME = "labels.csv"
 WORKER_LOG_NAME = "worker.log"
 TRACE_DIR_NAME = "traces"
 DEFAULT_TIME_LIMIT_S = 300.0
@@ -81,11 +82,15 @@ def check_settings(device: str, threads: int, dtype: str):
 
 def collect(out_dir, models=None, batch_sizes=zoo.DEFAULT_BATCH_SIZES, input_sizes=None,
             device="cpu", threads=1, dtype="float32", time_limit_s=DEFAULT_TIME_LIMIT_S,
-            protocol=Protocol(), progress_stream=None) -> list[dict]:
-    """Measures every configuration not yet in ``out_dir/manifest.csv``.
+            protocol=Protocol(), progress_stream=None, label_passes=1) -> list[dict]:
+    """Measures every configuration not yet in ``out_dir/manifest.csv``; then, with
+    ``label_passes`` N > 1, times the un-profiled steps of each ok one again until it has N label
+    passes in ``out_dir/labels.csv`` (the manifest's measurement is the first).
 
     Returns the manifest rows of the requested grid, earlier runs' included.
     """
+    if label_passes < 1:
+        raise ItercastError("label passes must be at least 1")
     check_settings(device, threads, dtype)
     configs = grid(resolve_models(models), batch_sizes, input_sizes, dtype, device, threads)
     out_dir = Path(out_dir)
@@ -98,7 +103,28 @@ def collect(out_dir, models=None, batch_sizes=zoo.DEFAULT_BATCH_SIZES, input_siz
         measure_all(pending, manifest, trace_dir, describe(device), time_limit_s, protocol,
                     Progress(len(pending), progress_stream))
     wanted = {config.id for config in configs}
-    return [row for row in manifest.rows() if row["config_id"] in wanted]
+    rows = [row for row in manifest.rows() if row["config_id"] in wanted]
+    ok = {row["config_id"] for row in rows if row["status"] == "ok"}
+    time_label_passes([config for config in configs if config.id in ok], out_dir / LABELS_NAME,
+                      label_passes, time_limit_s, protocol, progress_stream)
+    return rows
+
+
+def time_label_passes(configs, labels_path, passes, time_limit_s, protocol, progress_stream):
+    """Pass after pass over ``configs``, the un-profiled steps timed again where a pass lacks them."""
+    labels = Manifest(labels_path, LABEL_COLUMNS)
+    done = {(row["config_id"], row["label_pass"]) for row in labels.rows()}
+    todo = [(label_pass, config) for label_pass in range(1, passes)
+            for config in configs if (config.id, label_pass) not in done]
+    if not todo:
+        return
+    progress = Progress(len(todo), progress_stream)
+    with Worker(log_path=labels_path.parent / WORKER_LOG_NAME) as worker:
+        for label_pass, config in todo:
+            result = worker.run(config, protocol, None, time_limit_s)
+            labels.append({"config_id": config.id, "label_pass": label_pass, **result,
+                           "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+            progress.advance(f"{config.id} (label pass {label_pass}): {result['status']}")
 
 
 def measure_all(configs, manifest, trace_dir, hardware, time_limit_s, protocol, progress):

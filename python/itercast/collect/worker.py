@@ -80,10 +80,12 @@ class Worker:
         self._connection = None
 
     def run(self, config, protocol, trace_dir, time_limit_s: float) -> dict:
-        """The measured fields, or a status (timeout, oom, error) with a message."""
+        """The measured fields, or a status (timeout, oom, error) with a message.
+
+        ``trace_dir`` None times the un-profiled steps only (a label pass)."""
         if self._process is None:
             self._start()
-        self._connection.send((config, protocol, str(trace_dir)))
+        self._connection.send((config, protocol, None if trace_dir is None else str(trace_dir)))
         try:
             if not self._connection.poll(time_limit_s):
                 self.stop(kill=True)

@@ -26,6 +26,7 @@ class Config:
     profiled_step_ms: float  # median ProfilerStep duration in the trace
     batch_size: int = 0
     line: str = ""  # the architecture line (the manifest's `arch`): a model's size variants share it
+    label_passes: int = 1  # measurements step_ms is the median of (the collection's label passes)
 
 
 def hardware_key(row: dict) -> str:
@@ -50,16 +51,19 @@ class Dataset:
         if not manifest.exists():
             raise ItercastError(f"no manifest at {manifest}: pass a collection directory or its manifest.csv")
         configs = []
+        passes = label_passes(manifest.parent / "labels.csv")
         with open(manifest, newline="") as handle:
             for line, row in enumerate(csv.DictReader(handle), start=2):
                 if row.get("status") != "ok":
                     continue
                 try:
+                    step_ms = [float(row["step_ms"])] + passes.get(row["config_id"], [])
                     configs.append(Config(
                         config_id=row["config_id"], model=row["model"], family=row.get("family", ""),
                         hardware=hardware_key(row), trace_path=manifest.parent / row["trace_path"],
-                        step_ms=float(row["step_ms"]), profiled_step_ms=float(row["profiled_step_ms"]),
-                        batch_size=int(row.get("batch_size") or 0), line=row.get("arch") or row["model"]))
+                        step_ms=float(np.median(step_ms)), profiled_step_ms=float(row["profiled_step_ms"]),
+                        batch_size=int(row.get("batch_size") or 0), line=row.get("arch") or row["model"],
+                        label_passes=len(step_ms)))
                 except (KeyError, ValueError) as error:
                     raise ItercastError(f"{manifest}, line {line}: bad row ({error})") from None
         if not configs:
@@ -74,6 +78,22 @@ class Dataset:
 
     def for_hardware(self, key: str) -> "Dataset":
         return Dataset([c for c in self.configs if c.hardware == key], self.source)
+
+
+def label_passes(path: Path) -> dict[str, list[float]]:
+    """Each configuration's step_ms from the collection's extra label passes (labels.csv), if any."""
+    passes: dict[str, list[float]] = {}
+    if not path.exists():
+        return passes
+    with open(path, newline="") as handle:
+        for line, row in enumerate(csv.DictReader(handle), start=2):
+            if row.get("status") != "ok":
+                continue
+            try:
+                passes.setdefault(row["config_id"], []).append(float(row["step_ms"]))
+            except (KeyError, ValueError) as error:
+                raise ItercastError(f"{path}, line {line}: bad row ({error})") from None
+    return passes
 
 
 @dataclass
