@@ -38,7 +38,7 @@ def by_id(dataset):
 def test_manifest_rows_become_configs_of_status_ok(collection):
     configs = by_id(Dataset.from_manifest(collection))
     assert sorted(configs) == ["a", "b"]
-    assert configs["a"].step_ms == 10.0 and configs["a"].label_passes == 1
+    assert configs["a"].step_ms == 10.0 and configs["a"].label_passes == 1 and configs["a"].label_spread == 0
     assert configs["b"].model == "resnet34" and configs["b"].line == "resnet"
     assert configs["a"].hardware == "cpu:Xeon:1t"
     assert configs["a"].trace_path == collection / "traces" / "a.json"
@@ -52,7 +52,9 @@ def test_label_passes_make_the_label_their_median_with_the_manifest_measurement(
         {"config_id": "b", "label_pass": "2", "step_ms": "", "status": "timeout"}])
     configs = by_id(Dataset.from_manifest(collection / "manifest.csv"))
     assert configs["a"].step_ms == 11.0 and configs["a"].label_passes == 3
+    assert configs["a"].label_spread == pytest.approx((1 / 11 + 0 + 1 / 11) / 3)
     assert configs["b"].step_ms == 25.0 and configs["b"].label_passes == 2  # the timeout is no label
+    assert configs["b"].label_spread == pytest.approx(0.2)
 
 
 def test_a_bad_label_row_names_the_file_and_line(collection):

@@ -71,7 +71,9 @@ def run(args) -> int:
         return 0
     passes = sorted({config.label_passes for config in dataset.configs})
     if passes != [1]:
-        print(f"un-profiled labels: the median of {passes[0]}-{passes[-1]} label passes per configuration")
+        spread = sum(config.label_spread for config in dataset.configs) / len(dataset.configs)
+        print(f"un-profiled labels: the median of {passes[0]}-{passes[-1]} label passes per configuration; "
+              f"a pass strays from its median by {spread:.1%} on average")
     print(result.table())
     print()
     print(result.family_table())

@@ -27,6 +27,7 @@ class Config:
     batch_size: int = 0
     line: str = ""  # the architecture line (the manifest's `arch`): a model's size variants share it
     label_passes: int = 1  # measurements step_ms is the median of (the collection's label passes)
+    label_spread: float = 0.0  # mean |measurement / step_ms - 1| over them: how far one pass strays
 
 
 def hardware_key(row: dict) -> str:
@@ -57,13 +58,14 @@ class Dataset:
                 if row.get("status") != "ok":
                     continue
                 try:
-                    step_ms = [float(row["step_ms"])] + passes.get(row["config_id"], [])
+                    step_ms = np.array([float(row["step_ms"])] + passes.get(row["config_id"], []))
+                    label = float(np.median(step_ms))
                     configs.append(Config(
                         config_id=row["config_id"], model=row["model"], family=row.get("family", ""),
                         hardware=hardware_key(row), trace_path=manifest.parent / row["trace_path"],
-                        step_ms=float(np.median(step_ms)), profiled_step_ms=float(row["profiled_step_ms"]),
+                        step_ms=label, profiled_step_ms=float(row["profiled_step_ms"]),
                         batch_size=int(row.get("batch_size") or 0), line=row.get("arch") or row["model"],
-                        label_passes=len(step_ms)))
+                        label_passes=len(step_ms), label_spread=float(np.mean(np.abs(step_ms / label - 1)))))
                 except (KeyError, ValueError) as error:
                     raise ItercastError(f"{manifest}, line {line}: bad row ({error})") from None
         if not configs:
