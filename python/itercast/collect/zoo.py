@@ -145,6 +145,15 @@ def _reconstruction_task(factory, options, batch, features):
     return Workload(factory(features=features, **options), (rows,), rows.clone(), F.mse_loss)
 
 
+def _variational_reconstruction_task(factory, options, batch, features):
+    import torch
+
+    from itercast.collect.architectures.mlp import variational_loss
+
+    rows = torch.randn(batch, features)
+    return Workload(factory(features=features, **options), (rows,), rows.clone(), variational_loss)
+
+
 def _recommendation_task(factory, options, batch, lookups):
     import torch
     import torch.nn.functional as F
@@ -166,6 +175,7 @@ TASKS: dict[str, tuple[Callable, str]] = {
     "sequence_tagging": (_tagging_task, "tokens"),
     "tabular": (_tabular_task, "features"),
     "reconstruction": (_reconstruction_task, "features"),
+    "variational_reconstruction": (_variational_reconstruction_task, "features"),
     "recommendation": (_recommendation_task, "lookups"),
 }
 
@@ -326,6 +336,28 @@ _add("hf_t5_mini", "transformer-seq2seq", "t5", "seq2seq", "hf:t5_seq2seq", SEQU
      "adamw", "transformers", dim=256, depth=4, heads=4)
 _add("hf_vit_tiny", "vision-transformer", "vit", "image", "hf:vit_classifier", IMAGE_SIZES,
      "adamw", "transformers", dim=192, depth=6, heads=3, patch=8)
+
+# More lines in the families the predictor got most wrong by architecture (rnn, mlp, recommender; issue 6,
+# Dec 3), two sizes each: recurrent cells stepped in Python, maxout units, a VAE, AutoInt, xDeepFM.
+for _cell in (("lstm_cell_128", "lstm", 128), ("lstm_cell_256", "lstm", 256),
+              ("gru_cell_128", "gru", 128), ("gru_cell_256", "gru", 256)):
+    _add(_cell[0], "rnn", f"{_cell[1]}-cell", "sequence_classification", "rnn:UnrolledRecurrentClassifier",
+         RNN_STEPS, cell=_cell[1], hidden=_cell[2])
+_add("maxout_512x3", "mlp", "maxout", "tabular", "mlp:maxout_network", FEATURE_WIDTHS, width=512, depth=3, pieces=4)
+_add("maxout_1024x2", "mlp", "maxout", "tabular", "mlp:maxout_network", FEATURE_WIDTHS, width=1024, depth=2,
+     pieces=2)
+_add("vae_512", "mlp", "vae", "variational_reconstruction", "mlp:VariationalAutoencoder", FEATURE_WIDTHS,
+     "adamw", hidden=512, latent=32)
+_add("vae_2048", "mlp", "vae", "variational_reconstruction", "mlp:VariationalAutoencoder", FEATURE_WIDTHS,
+     "adamw", hidden=2048, latent=128)
+_add("autoint_small", "recommender", "autoint", "recommendation", "recsys:AutoInt", LOOKUPS,
+     dense=13, tables=13, rows=10_000, dim=16, heads=2, layers=2)
+_add("autoint", "recommender", "autoint", "recommendation", "recsys:AutoInt", LOOKUPS,
+     dense=13, tables=26, rows=20_000, dim=32, heads=2, layers=3)
+_add("xdeepfm_small", "recommender", "xdeepfm", "recommendation", "recsys:XDeepFM", LOOKUPS,
+     dense=13, tables=13, rows=10_000, dim=8, cin=(64, 64), deep=(200, 200))
+_add("xdeepfm", "recommender", "xdeepfm", "recommendation", "recsys:XDeepFM", LOOKUPS,
+     dense=13, tables=26, rows=20_000, dim=16, cin=(128, 128), deep=(400, 400))
 
 # Size variants of the lines above (issue 6): by architecture the error fell with every architecture
 # added to training (five folds, 429 configurations: 15.5% with half of each fold's training

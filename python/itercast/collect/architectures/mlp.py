@@ -128,3 +128,45 @@ class SwiGLUBlock(nn.Module):
 def gated_mlp(dim, hidden, depth, features, num_classes):
     return nn.Sequential(nn.Linear(features, dim), *[SwiGLUBlock(dim, hidden) for _ in range(depth)],
                          nn.LayerNorm(dim), nn.Linear(dim, num_classes))
+
+
+class Maxout(nn.Module):
+    """A maxout unit (Goodfellow et al. 2013): the largest of ``pieces`` linear maps per output."""
+
+    def __init__(self, cin, cout, pieces):
+        super().__init__()
+        self.linear = nn.Linear(cin, cout * pieces)
+        self.pieces = pieces
+
+    def forward(self, x):
+        return self.linear(x).unflatten(-1, (-1, self.pieces)).amax(-1)
+
+
+def maxout_network(width, depth, pieces, features, num_classes):
+    units = [Maxout(features if index == 0 else width, width, pieces) for index in range(depth)]
+    return nn.Sequential(*units, nn.Linear(width, num_classes))
+
+
+class VariationalAutoencoder(nn.Module):
+    """A VAE (Kingma and Welling 2014): returns the reconstruction and the posterior's mean and log-variance."""
+
+    def __init__(self, hidden, latent, features):
+        super().__init__()
+        self.encoder = mlp((features, hidden), final_activation=True)
+        self.mean = nn.Linear(hidden, latent)
+        self.log_var = nn.Linear(hidden, latent)
+        self.decoder = mlp((latent, hidden, features))
+
+    def forward(self, x):
+        hidden = self.encoder(x)
+        mean, log_var = self.mean(hidden), self.log_var(hidden)
+        latent = mean + torch.randn_like(mean) * torch.exp(0.5 * log_var)  # the reparameterisation trick
+        return self.decoder(latent), mean, log_var
+
+
+def variational_loss(output, target):
+    """Per-row squared reconstruction error plus the KL divergence from the unit Gaussian prior."""
+    reconstruction, mean, log_var = output
+    squared_error = (reconstruction - target).pow(2).sum(1)
+    divergence = -0.5 * (1 + log_var - mean.pow(2) - log_var.exp()).sum(1)
+    return (squared_error + divergence).mean()

@@ -1,4 +1,4 @@
-"""Embedding-heavy recommenders: DLRM, Wide & Deep, DCN and NCF.
+"""Embedding-heavy recommenders: DLRM, Wide & Deep, DCN, NCF, DeepFM, AutoInt, xDeepFM, two towers, GRU4Rec.
 
 Every model takes ``dense`` (batch, n_dense) floats and ``sparse`` (batch,
 n_tables, lookups) ids; each table pools its lookups with a summing EmbeddingBag.
@@ -95,6 +95,11 @@ class NeuralCollaborativeFiltering(nn.Module):
         return self.head(torch.cat([gmf, deep], 1)).squeeze(1)
 
 
+def _fields(dense_embed, embeddings, dense, sparse):
+    """(batch, 1 + tables, dim): the dense features' embedding, then each table's pooled lookups."""
+    return torch.cat([dense_embed(dense).unsqueeze(1), embeddings(sparse)], 1)
+
+
 class DeepFM(nn.Module):
     """DeepFM: a factorisation machine's first- and second-order terms beside a deep MLP."""
 
@@ -110,7 +115,7 @@ class DeepFM(nn.Module):
             nn.init.normal_(bag.weight, std=0.01)
 
     def forward(self, dense, sparse):
-        fields = torch.cat([self.dense_embed(dense).unsqueeze(1), self.embeddings(sparse)], 1)
+        fields = _fields(self.dense_embed, self.embeddings, dense, sparse)
         # sum over pairs <v_i, v_j> = ((sum v)^2 - sum v^2) / 2
         second_order = 0.5 * (fields.sum(1).pow(2) - fields.pow(2).sum(1)).sum(1)
         first_order = self.linear(sparse).sum((1, 2)) + self.dense_linear(dense).squeeze(1)
@@ -152,3 +157,60 @@ class GRU4Rec(nn.Module):
     def forward(self, ids):
         output, _ = self.rnn(self.items(ids))
         return self.head(output)
+
+
+class AutoInt(nn.Module):
+    """AutoInt (Song et al. 2019): stacked multi-head self-attention across the fields' embeddings
+    learns which features interact."""
+
+    def __init__(self, dense, tables, rows, dim, heads, layers):
+        super().__init__()
+        self.dense_embed = nn.Linear(dense, dim)
+        self.embeddings = EmbeddingTables(tables, rows, dim)
+        self.attention = nn.ModuleList(nn.MultiheadAttention(dim, heads, batch_first=True) for _ in range(layers))
+        self.head = nn.Linear((tables + 1) * dim, 1)
+
+    def forward(self, dense, sparse):
+        fields = _fields(self.dense_embed, self.embeddings, dense, sparse)
+        for attention in self.attention:
+            fields = torch.relu(fields + attention(fields, fields, fields, need_weights=False)[0])
+        return self.head(fields.flatten(1)).squeeze(1)
+
+
+class CompressedInteraction(nn.Module):
+    """xDeepFM's CIN: each layer takes the outer products of its maps with the input fields,
+    compresses them with a 1x1 convolution, and is sum-pooled over the embedding dimension."""
+
+    def __init__(self, fields, layer_sizes):
+        super().__init__()
+        sizes = (fields,) + tuple(layer_sizes)
+        self.convs = nn.ModuleList(nn.Conv1d(previous * fields, size, 1) for previous, size in zip(sizes, sizes[1:]))
+
+    def forward(self, fields):
+        maps, pooled = fields, []
+        for conv in self.convs:
+            maps = torch.relu(conv((maps.unsqueeze(2) * fields.unsqueeze(1)).flatten(1, 2)))
+            pooled.append(maps.sum(2))
+        return torch.cat(pooled, 1)
+
+
+class XDeepFM(nn.Module):
+    """xDeepFM (Lian et al. 2018): a linear term, a compressed interaction network and a deep MLP."""
+
+    def __init__(self, dense, tables, rows, dim, cin, deep):
+        super().__init__()
+        self.linear = EmbeddingTables(tables, rows, 1)
+        self.dense_linear = nn.Linear(dense, 1)
+        self.dense_embed = nn.Linear(dense, dim)
+        self.embeddings = EmbeddingTables(tables, rows, dim)
+        for bag in self.embeddings.bags:
+            nn.init.normal_(bag.weight, std=0.01)  # as DeepFM: outer products of N(0, 1) rows explode
+        self.cin = CompressedInteraction(tables + 1, cin)
+        self.cin_head = nn.Linear(sum(cin), 1)
+        self.deep = mlp(((tables + 1) * dim,) + deep + (1,))
+
+    def forward(self, dense, sparse):
+        fields = _fields(self.dense_embed, self.embeddings, dense, sparse)
+        first_order = self.linear(sparse).sum((1, 2)) + self.dense_linear(dense).squeeze(1)
+        interactions = self.cin_head(self.cin(fields)).squeeze(1)
+        return first_order + interactions + self.deep(fields.flatten(1)).squeeze(1)

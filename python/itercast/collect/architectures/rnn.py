@@ -116,3 +116,20 @@ class ConvRecurrentClassifier(nn.Module):
         frames = self.conv(sequence.transpose(1, 2)).transpose(1, 2)
         output, _ = self.rnn(frames)
         return self.head(output.mean(1))
+
+
+class UnrolledRecurrentClassifier(nn.Module):
+    """An LSTM or GRU cell stepped in Python, one call per time step, as custom recurrences (attention
+    decoders, research cells) run: no fused whole-sequence layer, a few ops per step instead."""
+
+    def __init__(self, cell, features, hidden, num_classes):
+        super().__init__()
+        self.cell = {"lstm": nn.LSTMCell, "gru": nn.GRUCell}[cell](features, hidden)
+        self.head = nn.Linear(hidden, num_classes)
+
+    def forward(self, sequence):
+        hidden = sequence.new_zeros(sequence.shape[0], self.cell.hidden_size)
+        state = (hidden, hidden) if isinstance(self.cell, nn.LSTMCell) else hidden
+        for step in sequence.unbind(1):
+            state = self.cell(step, state)
+        return self.head(state[0] if isinstance(state, tuple) else state)
