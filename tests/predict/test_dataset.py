@@ -77,3 +77,51 @@ def test_a_missing_manifest_or_one_without_ok_rows_is_a_clear_error(tmp_path):
     write_csv(tmp_path / "manifest.csv", MANIFEST, [manifest_row("c", "", status="error")])
     with pytest.raises(ItercastError, match="no configuration with status ok"):
         Dataset.from_manifest(tmp_path)
+
+
+def test_a_pass_over_many_configurations_is_rescaled_by_its_drift_before_the_median(tmp_path):
+    from itercast.predict.dataset import MIN_DRIFT_CONFIGS
+
+    ids = [f"c{index}" for index in range(MIN_DRIFT_CONFIGS)]
+    write_csv(tmp_path / "manifest.csv", MANIFEST, [manifest_row(config_id, "10.0") for config_id in ids])
+    slower = {config_id: 11.0 for config_id in ids} | {"c0": 13.2}  # the machine 1.1x slower; c0 1.2x more
+    write_csv(tmp_path / "labels.csv", LABELS, [
+        {"config_id": config_id, "label_pass": label_pass, "step_ms": ms, "status": "ok"}
+        for label_pass in (1, 2) for config_id, ms in slower.items()])
+    configs = by_id(Dataset.from_manifest(tmp_path))
+    assert configs["c1"].step_ms == pytest.approx(10.0) and configs["c1"].label_spread == pytest.approx(0)
+    assert configs["c0"].step_ms == pytest.approx(12.0)  # median of 10, 12, 12
+
+
+def test_a_pass_over_a_few_configurations_is_taken_as_measured(collection):
+    write_csv(collection / "labels.csv", LABELS, [
+        {"config_id": "a", "label_pass": "1", "step_ms": "11.0", "status": "ok"},
+        {"config_id": "b", "label_pass": "1", "step_ms": "22.0", "status": "ok"}])
+    configs = by_id(Dataset.from_manifest(collection))
+    assert configs["a"].step_ms == pytest.approx(10.5) and configs["b"].step_ms == pytest.approx(21.0)
+
+
+def profiler_step(number, start, length, mm_us, extra_op=False):
+    def op(name, ts, dur):
+        return {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": start + ts, "dur": dur,
+                "args": {"Input Dims": [[8, 8], [8, 8]], "Input type": ["float", "float"]}}
+
+    events = [{"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{number}", "pid": 1, "tid": 1,
+               "ts": start, "dur": length}, op("aten::mm", 10, mm_us), op("aten::relu", 400, 20)]
+    return events + ([op("aten::add", 450, 10)] if extra_op else [])
+
+
+def test_op_labels_are_the_median_over_the_repeats_of_the_kept_iteration():
+    import json
+
+    from itercast.predict.dataset import sample_from_trace
+
+    events = (profiler_step(1, 0, 500, mm_us=30) + profiler_step(2, 1000, 600, mm_us=300)
+              + profiler_step(3, 2000, 700, mm_us=40)
+              + profiler_step(4, 3000, 100, mm_us=1000, extra_op=True))  # other ops: no repeat of the kept
+    sample = sample_from_trace(json.dumps({"traceEvents": events}).encode())
+    assert sample.profiled_ns == 600_000  # the kept iteration: the median by duration, whose mm took 300 us
+    duration, gap = sample.windows.y[0, 0]
+    assert duration == 40_000  # the median of 30, 300 and 40 us; 1000 would move it to 170
+    assert gap == 350_000  # mm ends 40, 310 and 50 us in; relu starts at 400 us
+    assert sample.windows.y_sum[0] == pytest.approx(sample.windows.y[0].sum())

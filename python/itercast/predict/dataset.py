@@ -51,23 +51,23 @@ class Dataset:
         manifest = path / "manifest.csv" if path.is_dir() else path
         if not manifest.exists():
             raise ItercastError(f"no manifest at {manifest}: pass a collection directory or its manifest.csv")
-        configs = []
-        passes = label_passes(manifest.parent / "labels.csv")
         with open(manifest, newline="") as handle:
-            for line, row in enumerate(csv.DictReader(handle), start=2):
-                if row.get("status") != "ok":
-                    continue
-                try:
-                    step_ms = np.array([float(row["step_ms"])] + passes.get(row["config_id"], []))
-                    label = float(np.median(step_ms))
-                    configs.append(Config(
-                        config_id=row["config_id"], model=row["model"], family=row.get("family", ""),
-                        hardware=hardware_key(row), trace_path=manifest.parent / row["trace_path"],
-                        step_ms=label, profiled_step_ms=float(row["profiled_step_ms"]),
-                        batch_size=int(row.get("batch_size") or 0), line=row.get("arch") or row["model"],
-                        label_passes=len(step_ms), label_spread=float(np.mean(np.abs(step_ms / label - 1)))))
-                except (KeyError, ValueError) as error:
-                    raise ItercastError(f"{manifest}, line {line}: bad row ({error})") from None
+            rows = [(line, row) for line, row in enumerate(csv.DictReader(handle), start=2) if row.get("status") == "ok"]
+        first_pass = {row["config_id"]: _float(row, "step_ms", manifest, line) for line, row in rows}
+        passes = label_passes(manifest.parent / "labels.csv", first_pass)
+        configs = []
+        for line, row in rows:
+            try:
+                step_ms = np.array([first_pass[row["config_id"]]] + passes.get(row["config_id"], []))
+                label = float(np.median(step_ms))
+                configs.append(Config(
+                    config_id=row["config_id"], model=row["model"], family=row.get("family", ""),
+                    hardware=hardware_key(row), trace_path=manifest.parent / row["trace_path"],
+                    step_ms=label, profiled_step_ms=float(row["profiled_step_ms"]),
+                    batch_size=int(row.get("batch_size") or 0), line=row.get("arch") or row["model"],
+                    label_passes=len(step_ms), label_spread=float(np.mean(np.abs(step_ms / label - 1)))))
+            except (KeyError, ValueError) as error:
+                raise ItercastError(f"{manifest}, line {line}: bad row ({error})") from None
         if not configs:
             raise ItercastError(f"{manifest} has no configuration with status ok")
         return cls(configs, manifest)
@@ -82,20 +82,44 @@ class Dataset:
         return Dataset([c for c in self.configs if c.hardware == key], self.source)
 
 
-def label_passes(path: Path) -> dict[str, list[float]]:
-    """Each configuration's step_ms from the collection's extra label passes (labels.csv), if any."""
-    passes: dict[str, list[float]] = {}
+def _float(row: dict, column: str, path: Path, line: int) -> float:
+    try:
+        return float(row[column])
+    except (KeyError, TypeError, ValueError) as error:
+        raise ItercastError(f"{path}, line {line}: bad row ({error!r} in {column})") from None
+
+
+# A pass's drift is told from its configurations' own noise only over many of them.
+MIN_DRIFT_CONFIGS = 30
+
+
+def label_passes(path: Path, first_pass: dict[str, float]) -> dict[str, list[float]]:
+    """Each configuration's step_ms from the collection's extra label passes (labels.csv), if any.
+
+    The traces were recorded in the manifest's pass, and a shared machine drifts between passes (this
+    VM ran a pass 7%, the next 8%, the next 13% slower than the first), so each pass is rescaled by its
+    median ratio to ``first_pass`` over the configurations both timed (when there are at least
+    MIN_DRIFT_CONFIGS): the passes then average a configuration's own noise, not the machine's drift.
+    """
+    by_pass: dict[int, dict[str, float]] = {}
     if not path.exists():
-        return passes
+        return {}
     with open(path, newline="") as handle:
         for line, row in enumerate(csv.DictReader(handle), start=2):
-            if row.get("status") != "ok":
-                continue
-            try:
-                passes.setdefault(row["config_id"], []).append(float(row["step_ms"]))
-            except (KeyError, ValueError) as error:
-                raise ItercastError(f"{path}, line {line}: bad row ({error})") from None
+            if row.get("status") == "ok":
+                by_pass.setdefault(row.get("label_pass"), {})[row.get("config_id")] = _float(row, "step_ms", path, line)
+    passes: dict[str, list[float]] = {}
+    for values in by_pass.values():
+        ratios = [ms / first_pass[config_id] for config_id, ms in values.items() if config_id in first_pass]
+        drift = float(np.median(ratios)) if len(ratios) >= MIN_DRIFT_CONFIGS else 1.0
+        for config_id, ms in values.items():
+            passes.setdefault(config_id, []).append(ms / drift)
     return passes
+
+
+# How samples are built from a trace, beside the feature schema (evaluation caches key on both):
+# 2 = per-op labels the median over the trace's repeats of the kept iteration.
+SAMPLE_VERSION = 2
 
 
 @dataclass
@@ -119,6 +143,18 @@ def _iteration_to_keep(timeline) -> int:
     return int(np.argsort(durations)[len(durations) // 2])
 
 
+def _op_times_over_repeats(timeline, windows: Windows, index: int) -> np.ndarray:
+    """The window labels of iteration ``index``, each (duration, gap) the median over the trace's iterations
+    that ran the same op sequence: one profiled step's op times carry its own hiccups (a preempted thread,
+    a page fault), which its repeats do not share."""
+    names = timeline.op_names()
+    kept = timeline.iterations[index]
+    repeats = [position for position, other in enumerate(timeline.iterations)
+               if other.ops.stop - other.ops.start == kept.ops.stop - kept.ops.start
+               and np.array_equal(names[other.ops], names[kept.ops])]
+    return np.median(np.stack([windows.y[windows.index[:, 0] == position] for position in repeats]), axis=0)
+
+
 def sample_from_trace(source, config: Config | None = None, width: int = DEFAULT_WIDTH,
                       stride: int = DEFAULT_STRIDE, iteration: int | None = None) -> TraceSample:
     from itercast.timeline import canonical_names
@@ -127,8 +163,8 @@ def sample_from_trace(source, config: Config | None = None, width: int = DEFAULT
     index = _iteration_to_keep(timeline) if iteration is None else iteration
     it = timeline.iterations[index]
     keep = windows.index[:, 0] == index
-    part = Windows(windows.x[keep], windows.y[keep], windows.y_sum[keep], windows.index[keep],
-                   width, stride, windows.columns)
+    y = _op_times_over_repeats(timeline, windows, index)
+    part = Windows(windows.x[keep], y, y.sum(axis=(1, 2)), windows.index[keep], width, stride, windows.columns)
     names = canonical_names(timeline.op_names()[it.ops])
     return TraceSample(config, part, it.ops.stop - it.ops.start, float(it.head_ns + it.tail_ns),
                        float(it.dur_ns), names, timeline.hardware().name)

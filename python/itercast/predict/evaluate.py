@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from itercast.errors import ItercastError
-from itercast.predict.dataset import Dataset, TraceSample, featurise, group_labels
+from itercast.predict.dataset import SAMPLE_VERSION, Dataset, TraceSample, featurise, group_labels
 from itercast.predict.lgbm import DEFAULT_ROUNDS
 from itercast.predict.predictor import fit_hardware_model
 
@@ -347,11 +347,13 @@ def load_samples(dataset: Dataset, cache: str | Path | None = None) -> list[Trac
     if cache is not None and Path(cache).exists():
         with open(cache, "rb") as handle:
             stored = pickle.load(handle)
-        if stored.get("feature_schema") == FEATURE_SCHEMA_VERSION and all(k in stored["samples"] for k in wanted):
+        current = stored.get("feature_schema") == FEATURE_SCHEMA_VERSION and stored.get("sample_version") == SAMPLE_VERSION
+        if current and all(k in stored["samples"] for k in wanted):
             return [replace(stored["samples"][k], config=c) for k, c in zip(wanted, dataset.configs)]
     samples = featurise(dataset.configs)
     if cache is not None:
         with open(cache, "wb") as handle:
-            pickle.dump({"feature_schema": FEATURE_SCHEMA_VERSION, "samples": dict(zip(wanted, samples))},
+            pickle.dump({"feature_schema": FEATURE_SCHEMA_VERSION, "sample_version": SAMPLE_VERSION,
+                         "samples": dict(zip(wanted, samples))},
                         handle, protocol=pickle.HIGHEST_PROTOCOL)
     return samples
