@@ -206,6 +206,19 @@ def test_a_recurrent_layers_backward_is_costed_from_its_weights_not_its_output_g
     assert timeline.ops["flops"][0] == 4 * 32 * 2 * (1024 * 128 + 1024 * 256)
 
 
+@pytest.mark.parametrize("name, hidden_state, gates", [
+    ("aten::lstm_cell", [[8, 128], [8, 128]], 512), ("aten::gru_cell", [8, 128], 384)])
+def test_a_recurrent_cell_is_one_matrix_product_per_time_step(name, hidden_state, gates):
+    """nn.LSTMCell / nn.GRUCell stepped from Python: input [8, 64], weights [G, 64] and [G, 128]."""
+    cell = x(name, "cpu_op", 0, 100, **{"Input Dims": [[8, 64], hidden_state, [gates, 64], [gates, 128],
+                                                       [gates], [gates]]})
+    timeline = read_timeline(json.dumps([cell]).encode())
+    classes = [name.removeprefix("class=") for name, _ in FEATURE_COLUMNS if name.startswith("class=")]
+    assert classes[timeline.ops["op_class"][0]] == "matmul"
+    assert timeline.ops["flops"][0] == 2 * 8 * (64 + 128) * gates
+    assert timeline.ops["output_bytes"][0] == 4 * 8 * gates
+
+
 def test_one_recurrent_layer_counts_both_weight_matrices():
     layer = x("aten::mkldnn_rnn_layer", "cpu_op", 0, 100, **{
         "Input Dims": [[32, 8, 128], [1024, 128], [1024, 256], [1024], [1024], [8, 256], [8, 256]]})

@@ -99,7 +99,23 @@ struct MatmulDims {
     double rows = 0, inner = 0, columns = 0;
 };
 
+// One time step of a recurrent cell called from Python (nn.LSTMCell, nn.GRUCell, nn.RNNCell): its
+// gates are one product of [input, hidden] with the stacked weights plus pointwise work, closer to
+// an addmm than to a fused whole-sequence layer, which runs T such steps per call.
+bool is_recurrent_cell(const std::string& base) {
+    return base == "lstm_cell" || base == "gru_cell" || base == "rnn_tanh_cell" || base == "rnn_relu_cell";
+}
+
 bool matmul_dims(const std::string& base, const std::vector<InputShape>& in, MatmulDims& out) {
+    if (is_recurrent_cell(base)) {  // input [B, F], hidden state(s), w_ih [G, F], w_hh [G, H], biases
+        const auto* x = dims_at(in, 0);
+        const auto* w_ih = dims_at(in, 2);
+        const auto* w_hh = dims_at(in, 3);
+        if (!x || !w_ih || !w_hh || x->size() != 2 || w_ih->size() != 2 || w_hh->size() != 2) return false;
+        out = {static_cast<double>((*x)[0]), static_cast<double>((*w_ih)[1] + (*w_hh)[1]),
+               static_cast<double>((*w_ih)[0])};
+        return true;
+    }
     if (base == "linear") {  // input [..., K], weight [N, K]
         const auto* x = dims_at(in, 0);
         const auto* w = dims_at(in, 1);
@@ -319,6 +335,7 @@ OpClass classify_op(std::string_view canonical_name) {
     const std::string base = base_name(name);
     if (has_any(name, {"attention", "sdpa", "flash"})) return OpClass::kAttention;
     if (has(name, "conv")) return OpClass::kConv;
+    if (is_recurrent_cell(base)) return OpClass::kMatmul;
     if (has_any(name, {"lstm", "gru", "rnn"})) return OpClass::kRnn;
     if (has_any(name, {"_foreach", "accumulategrad", "optimizer"})) return OpClass::kOptimizer;
     if (has(name, "embedding")) return OpClass::kEmbedding;

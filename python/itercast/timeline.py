@@ -27,7 +27,8 @@ FEATURE_COLUMNS: list[tuple[str, str]] = _native.feature_columns()
 #: 6: scaled_dot_product_attention is costed by the kernel nested in it.
 #: 7: log_output_bytes, the bytes of the tensors an op creates.
 #: 8: an autograd node's shapes are those of the first op it runs with two tensor operands.
-FEATURE_SCHEMA_VERSION = 8
+#: 9: a recurrent cell called per time step (lstm_cell, gru_cell, ...) is a matrix product, not a layer.
+FEATURE_SCHEMA_VERSION = 9
 
 
 @dataclass(frozen=True)

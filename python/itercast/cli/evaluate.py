@@ -72,7 +72,8 @@ def run(args) -> int:
     passes = sorted({config.label_passes for config in dataset.configs})
     if passes != [1]:
         spread = sum(config.label_spread for config in dataset.configs) / len(dataset.configs)
-        print(f"un-profiled labels: the median of {passes[0]}-{passes[-1]} label passes per configuration; "
+        counts = str(passes[0]) if len(passes) == 1 else f"{passes[0]}-{passes[-1]}"
+        print(f"un-profiled labels: the median of {counts} label passes per configuration; "
               f"a pass strays from its median by {spread:.1%} on average")
     print(result.table())
     print()
