@@ -68,13 +68,19 @@ def test_label_passes_are_named_above_the_table(tmp_path, capsys):
     collection = tiny_collection()
     shutil.copy(collection / "manifest.csv", tmp_path / "manifest.csv")
     (tmp_path / "traces").symlink_to(collection / "traces")
-    first = next(iter(Dataset.from_manifest(tmp_path).configs))
+    plain = Dataset.from_manifest(tmp_path).configs
+    first = plain[0]
     passes = f"{first.config_id},1,{first.step_ms * 3},ok\n"  # the median of x and 3x is 2x: each strays by 1/2
     (tmp_path / "labels.csv").write_text("config_id,label_pass,step_ms,status\n" + passes)
     assert main(["evaluate", str(tmp_path), "--models", "median", "--folds", "2"]) == 0
-    spread = 0.5 / len(Dataset.from_manifest(tmp_path).configs)
+    spread = 0.5 / len(plain)
     assert (f"the median of 1-2 label passes per configuration; a pass strays from its median by "
             f"{spread:.1%} on average") in capsys.readouterr().out
+    every = "".join(f"{config.config_id},1,{config.step_ms},ok\n" for config in plain)
+    (tmp_path / "labels.csv").write_text("config_id,label_pass,step_ms,status\n" + every)
+    assert main(["evaluate", str(tmp_path), "--models", "median", "--folds", "2"]) == 0
+    assert "the median of 2 label passes per configuration; a pass strays from its median by 0.0%" in \
+        capsys.readouterr().out
 
 
 def test_cache_is_written_then_read(tmp_path, capsys, monkeypatch):
