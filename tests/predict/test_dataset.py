@@ -125,3 +125,11 @@ def test_op_labels_are_the_median_over_the_repeats_of_the_kept_iteration():
     assert duration == 40_000  # the median of 30, 300 and 40 us; 1000 would move it to 170
     assert gap == 350_000  # mm ends 40, 310 and 50 us in; relu starts at 400 us
     assert sample.windows.y_sum[0] == pytest.approx(sample.windows.y[0].sum())
+
+
+def test_a_manifest_without_config_ids_is_a_clear_error(tmp_path):
+    columns = [column for column in MANIFEST if column != "config_id"]
+    write_csv(tmp_path / "manifest.csv", columns,
+              [{k: v for k, v in manifest_row("a", "10.0").items() if k != "config_id"}])
+    with pytest.raises(ItercastError, match=r"manifest\.csv, line 2: bad row"):
+        Dataset.from_manifest(tmp_path)

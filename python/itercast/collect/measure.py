@@ -53,17 +53,17 @@ def measure(config, protocol: Protocol, trace_dir: Path | None) -> dict:
     workload.model.train()
     step = training_step(workload, make_optimizer(config.spec.optimizer, workload.model))
     sync = synchronizer(device)
+    trace_path = None if trace_dir is None else Path(trace_dir) / trace_name(config.id)
 
     with denormals_flushed(protocol.flush_denormal):
         for _ in range(protocol.warmup_steps):
             step()
         sync()
         wall_ns = time_steps(step, sync, protocol)
-        if trace_dir is not None:
-            trace_path = Path(trace_dir) / trace_name(config.id)
+        if trace_path is not None:
             profile_steps(step, sync, device, protocol, trace_path)
     label = summarise("step_ms", np.array(wall_ns) / 1e6, "steps")
-    if trace_dir is None:
+    if trace_path is None:
         return label
     profiled_us = profiler_step_durations(trace_path)
     return {

@@ -123,8 +123,12 @@ def time_label_passes(configs, labels_path, passes, time_limit_s, protocol, prog
         for label_pass, config in todo:
             result = worker.run(config, protocol, None, time_limit_s)
             labels.append({"config_id": config.id, "label_pass": label_pass, **result,
-                           "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+                           "finished_at": utc_now()})
             progress.advance(f"{config.id} (label pass {label_pass}): {result['status']}")
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def measure_all(configs, manifest, trace_dir, hardware, time_limit_s, protocol, progress):
@@ -138,7 +142,7 @@ def measure_all(configs, manifest, trace_dir, hardware, time_limit_s, protocol, 
                 remove_trace_files(trace_dir, config.id)
             row = {**config.row(), **hardware, **result,
                    "elapsed_s": round(time.monotonic() - started, 3),
-                   "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+                   "finished_at": utc_now()}
             manifest.append(row)
             progress.advance(f"{config.id}: {result['status']}")
 

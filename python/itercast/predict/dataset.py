@@ -53,7 +53,7 @@ class Dataset:
             raise ItercastError(f"no manifest at {manifest}: pass a collection directory or its manifest.csv")
         with open(manifest, newline="") as handle:
             rows = [(line, row) for line, row in enumerate(csv.DictReader(handle), start=2) if row.get("status") == "ok"]
-        first_pass = {row["config_id"]: _float(row, "step_ms", manifest, line) for line, row in rows}
+        first_pass = {row.get("config_id"): _float(row, "step_ms", manifest, line) for line, row in rows}
         passes = label_passes(manifest.parent / "labels.csv", first_pass)
         configs = []
         for line, row in rows:
@@ -101,7 +101,7 @@ def label_passes(path: Path, first_pass: dict[str, float]) -> dict[str, list[flo
     median ratio to ``first_pass`` over the configurations both timed (when there are at least
     MIN_DRIFT_CONFIGS): the passes then average a configuration's own noise, not the machine's drift.
     """
-    by_pass: dict[int, dict[str, float]] = {}
+    by_pass: dict[str, dict[str, float]] = {}  # label_pass -> config_id -> step_ms
     if not path.exists():
         return {}
     with open(path, newline="") as handle:
@@ -147,11 +147,10 @@ def _op_times_over_repeats(timeline, windows: Windows, index: int) -> np.ndarray
     """The window labels of iteration ``index``, each (duration, gap) the median over the trace's iterations
     that ran the same op sequence: one profiled step's op times carry its own hiccups (a preempted thread,
     a page fault), which its repeats do not share."""
-    names = timeline.op_names()
+    name_ids = timeline.ops["name"]
     kept = timeline.iterations[index]
     repeats = [position for position, other in enumerate(timeline.iterations)
-               if other.ops.stop - other.ops.start == kept.ops.stop - kept.ops.start
-               and np.array_equal(names[other.ops], names[kept.ops])]
+               if np.array_equal(name_ids[other.ops], name_ids[kept.ops])]
     return np.median(np.stack([windows.y[windows.index[:, 0] == position] for position in repeats]), axis=0)
 
 
