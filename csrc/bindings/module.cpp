@@ -6,4 +6,5 @@ PYBIND11_MODULE(_native, m) {
     itercast::bindings::register_timeline(m);
     itercast::bindings::register_sim(m);
     itercast::bindings::register_forest(m);
+    itercast::bindings::register_rows(m);
 }

@@ -143,3 +143,63 @@ def forest_kernel(kernel: Literal["auto", "portable"] | None = None) -> Literal[
     AVX-512 where the CPU has it."""
 
 def unique_rows(x: npt.NDArray[np.generic]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
+
+# ---- predict: model rows from window rows (csrc/predict/op_rows, register_rows.cpp) ----
+# itercast.predict.rows is the public interface to it.
+
+class RowsError(ValueError):
+    """A row layout that does not fit the windows, or a (window, position) pair outside them."""
+
+class RowLayout:
+    """Where a model row's parts sit in window rows and op feature blocks."""
+
+    def __init__(
+        self,
+        op_features: int,
+        aggregates: int,
+        class_begin: int,
+        class_end: int,
+        log_flops: int,
+        log_bytes: int,
+        optimizer_phase: int,
+        log_nested_ops: int,
+    ) -> None: ...
+    @property
+    def op_features(self) -> int: ...
+    @property
+    def aggregates(self) -> int: ...
+    @property
+    def class_begin(self) -> int: ...
+    @property
+    def class_end(self) -> int: ...
+    @property
+    def log_flops(self) -> int: ...
+    @property
+    def log_bytes(self) -> int: ...
+    @property
+    def optimizer_phase(self) -> int: ...
+    @property
+    def log_nested_ops(self) -> int: ...
+    @property
+    def columns(self) -> int: ...
+
+def iteration_totals(
+    x: npt.NDArray[np.float32],
+    index: npt.NDArray[np.int64],
+    width: int,
+    window: npt.NDArray[np.int64],
+    position: npt.NDArray[np.int64],
+    layout: RowLayout,
+) -> tuple[npt.NDArray[np.float32], float]: ...
+def op_rows(
+    x: npt.NDArray[np.float32],
+    index: npt.NDArray[np.int64],
+    width: int,
+    window: npt.NDArray[np.int64],
+    position: npt.NDArray[np.int64],
+    layout: RowLayout,
+    context: npt.NDArray[np.float32],
+) -> npt.NDArray[np.float32]: ...
+def central_pairs(
+    index: npt.NDArray[np.int64], width: int, stride: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...

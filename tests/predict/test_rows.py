@@ -1,4 +1,5 @@
-"""Prediction rows of one iteration in order take shortcuts; they must equal the general path's rows."""
+"""Model rows from windows: the native builder against a plain reading of what a row holds, and the
+shortcuts taken for one iteration's windows in order against the general path."""
 
 import numpy as np
 import pytest
@@ -51,8 +52,75 @@ def test_shortcuts_equal_the_general_path(monkeypatch, ops, width, stride):
     assert np.array_equal(windows.index[window, 1] + position, np.arange(ops))  # each op once, in order
     rows = R.window_rows(windows, (window, position))
     assert rows.tobytes() == general(monkeypatch, R.window_rows, windows, (window, position)).tobytes()
+    assert rows.tobytes() == reference_rows(windows, window, position).tobytes()
     assert R.recorded_ops(windows) == general(monkeypatch, R.recorded_ops, windows)
     np.testing.assert_array_equal(R.iteration_context(windows), general(monkeypatch, R.iteration_context, windows))
+
+
+def reference_rows(windows: Windows, window: np.ndarray, position: np.ndarray) -> np.ndarray:
+    """What a row holds, read plainly: the op's features, its window's aggregates, the (is_op, class index,
+    log FLOPs, log bytes) of the ops before and after it in the window (zeros past the window's edges),
+    position, the window's ops, position / ops, then the iteration's context."""
+    blocks = R.window_blocks(windows)
+    count = windows.index[window, 2]
+
+    def view(at: np.ndarray, inside: np.ndarray) -> np.ndarray:
+        block = blocks[window, np.clip(at, 0, windows.width - 1)]
+        classes = block[:, 1:][:, R.CLASS_COLUMNS]
+        hot = np.where(classes.any(axis=1), np.argmax(classes, axis=1), 0)
+        seen = np.stack([block[:, 0], hot, block[:, 1 + R.LOG_FLOPS], block[:, 1 + R.LOG_BYTES]], axis=1)
+        return np.where(inside[:, None], seen, 0)
+
+    aggregates = windows.x[window, windows.width * (R.F + 1):][:, : R.AGGREGATES]
+    columns = [blocks[window, position, 1:], aggregates, view(position - 1, position > 0),
+               view(position + 1, position + 1 < count), position[:, None], count[:, None],
+               (position / np.maximum(count, 1))[:, None],
+               np.tile(R.iteration_context(windows), (len(window), 1))]
+    return np.concatenate([np.asarray(c, dtype=np.float32) for c in columns], axis=1)
+
+
+@pytest.mark.parametrize("pairs", ["all", "random"])
+def test_rows_of_any_pairs_hold_what_a_row_holds(pairs):
+    windows = iteration_windows(101, 12, 3, seed=3)
+    window, position = R.all_pairs(windows)
+    if pairs == "random":
+        pick = np.random.default_rng(0).choice(len(window), 60)
+        window, position = window[pick], position[pick]
+    rows = R.window_rows(windows, (window, position))
+    assert rows.shape == (len(window), R.COLUMNS)
+    assert rows.tobytes() == reference_rows(windows, window, position).tobytes()
+
+
+def test_the_op_class_columns_are_one_run():
+    """The native row builder reads an op's class one-hot as columns class_begin..class_end."""
+    assert R.CLASS_COLUMNS == list(range(R.CLASS_COLUMNS[0], R.CLASS_COLUMNS[-1] + 1))
+
+
+def test_pairs_outside_the_windows_are_refused_by_name():
+    windows = iteration_windows(40, 12, 3)
+    last, held = len(windows) - 1, int(windows.index[-1, 2])
+    assert (last, held) == (10, 10)
+    for window, position, says in [(11, 0, "window 11 outside 0..11"), (-1, 0, "window -1 outside"),
+                                   (last, held, "position 10 of window 10, which holds 10 ops"),
+                                   (0, -1, "position -1")]:
+        with pytest.raises(ValueError, match=f"pair 1: {says}"):
+            R.window_rows(windows, (np.array([0, window]), np.array([0, position])))
+    narrow = Windows(windows.x[:, :100], windows.y, windows.y_sum, windows.index, 12, 3)
+    with pytest.raises(ValueError, match="window rows of 100 floats; the layout reads"):
+        R.window_rows(narrow, (np.array([0]), np.array([0])))
+
+
+def test_central_pairs_refuse_windows_out_of_order():
+    from itercast import _native
+
+    windows = iteration_windows(40, 12, 3)
+    index = windows.index.copy()
+    index[2, 1] += 1
+    with pytest.raises(ValueError, match="window 2 .* is not in order"):
+        _native.central_pairs(index, 12, 3)
+    with pytest.raises(ValueError, match="stride"):
+        _native.central_pairs(windows.index, 12, 13)
+    assert [len(a) for a in _native.central_pairs(np.zeros((0, 3), dtype=np.int64), 12, 3)] == [0, 0]
 
 
 def test_other_windows_take_the_general_path():
