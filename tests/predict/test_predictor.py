@@ -111,9 +111,23 @@ def test_reconciliation_fits_relative_error():
     profiled = np.array([10.0, 100.0, 1000.0, 20.0])
     ops = np.array([100.0, 300.0, 900.0, 200.0])
     unprofiled = 0.9 * profiled - 0.01 * ops  # exact: the fit must recover it
-    fit = Reconciliation.fit(profiled, ops, unprofiled)
-    assert (fit.scale, fit.per_op_ms) == (pytest.approx(0.9), pytest.approx(-0.01))
-    np.testing.assert_allclose(fit.apply(profiled, ops), unprofiled)
+    fit = Reconciliation.fit(profiled, np.zeros(4), ops, unprofiled, separate_gaps=False)
+    assert (fit.scale, fit.gap_scale, fit.per_op_ms) == (pytest.approx(0.9), pytest.approx(0.9), pytest.approx(-0.01))
+    np.testing.assert_allclose(fit.apply(profiled, 0, ops), unprofiled)
+
+
+def test_reconciliation_scales_gaps_apart_from_durations():
+    from itercast.predict.predictor import Reconciliation
+
+    rng = np.random.default_rng(1)
+    durations, gaps, ops = rng.uniform(5, 500, 30), rng.uniform(1, 100, 30), rng.uniform(50, 2000, 30)
+    unprofiled = 0.98 * durations + 0.55 * gaps - 0.0004 * ops
+    fit = Reconciliation.fit(durations, gaps, ops, unprofiled)
+    assert (fit.scale, fit.gap_scale, fit.per_op_ms) == (pytest.approx(0.98, rel=1e-4), pytest.approx(0.55, rel=1e-4),
+                                                         pytest.approx(-0.0004, rel=1e-3))
+    tied = Reconciliation.fit(durations, gaps, ops, unprofiled, separate_gaps=False)
+    assert tied.scale == tied.gap_scale
+    assert np.mean(np.abs(tied.apply(durations, gaps, ops) / unprofiled - 1)) > 0.01
 
 
 def test_one_odd_configuration_does_not_rule_the_reconciliation():
@@ -124,7 +138,7 @@ def test_one_odd_configuration_does_not_rule_the_reconciliation():
     ops = rng.uniform(50, 2000, 40)
     unprofiled = 0.95 * profiled - 0.005 * ops
     profiled[0] = 15 * unprofiled[0]  # a profiled run 15x slower than its un-profiled steps
-    fit = Reconciliation.fit(profiled, ops, unprofiled)
+    fit = Reconciliation.fit(profiled, np.zeros(40), ops, unprofiled, separate_gaps=False)
     assert (fit.scale, fit.per_op_ms) == (pytest.approx(0.95, rel=1e-3), pytest.approx(-0.005, rel=1e-2))
 
 
@@ -150,8 +164,10 @@ def test_the_reconciliation_keeps_a_positive_scale_and_a_cost_per_op():
     profiled = np.array([2.2, 2.1, 2.0, 1.9, 1.8, 1.7])
     ops = np.array([100.0, 120, 140, 160, 180, 200])
     unprofiled = ops / 100
-    fit = Reconciliation.fit(profiled, ops, unprofiled)
+    fit = Reconciliation.fit(profiled, np.zeros(6), ops, unprofiled, separate_gaps=False)
     assert fit.scale > 0.5 and fit.per_op_ms <= 0
+    split = Reconciliation.fit(profiled * 0.8, profiled * 0.2, ops, unprofiled)
+    assert split.scale > 0 and split.gap_scale > 0 and split.per_op_ms <= 0
 
 
 def test_head_tail_follows_the_iterations_structure(dataset):
@@ -206,6 +222,32 @@ def test_the_gap_booster_is_smaller_than_the_duration_booster(dataset, tmp_path)
     assert same.models[predictor.hardware[0]].window_model.boosters["gap"].num_trees == 20
 
 
+def test_a_version_2_file_scales_gaps_as_durations(predictor, dataset, tmp_path):
+    """Version 2 files had one reconciliation scale: they load with the gap scale equal to it."""
+    from dataclasses import replace
+
+    from itercast.predict import featurise
+    from itercast.predict.predictor import iteration_terms
+
+    path = tmp_path / "v2.itc"
+    predictor.save(path)
+    document = json.loads(path.read_text())
+    assert document["version"] == 3
+    document["version"] = 2
+    for entry in document["hardware"].values():
+        del entry["reconciliation"]["gap_scale"]
+    path.write_text(json.dumps(document))
+    key = predictor.hardware[0]
+    loaded = Predictor.load(path).models[key]
+    fitted = predictor.models[key].reconciliation
+    assert fitted.gap_scale != fitted.scale
+    assert loaded.reconciliation == replace(fitted, gap_scale=fitted.scale)
+    samples = featurise(dataset.configs[:3])
+    profiled, unprofiled = loaded.predict_samples(samples)
+    expected = fitted.scale * profiled + fitted.per_op_ms * iteration_terms(samples)[1]
+    np.testing.assert_allclose(unprofiled, expected, rtol=1e-12)
+
+
 def test_a_model_file_of_another_version_or_with_a_missing_field_fails_clearly(predictor, tmp_path):
     """Version 1 files had rows without the iteration context and one head/tail for every iteration:
     their boosters read other columns, so they must be retrained, not loaded."""
@@ -214,9 +256,9 @@ def test_a_model_file_of_another_version_or_with_a_missing_field_fails_clearly(p
     document = json.loads(path.read_text())
     document["version"] = 1
     path.write_text(json.dumps(document))
-    with pytest.raises(ItercastError, match="version 1, this itercast reads version 2: retrain it"):
+    with pytest.raises(ItercastError, match="version 1, this itercast reads versions 2, 3: retrain it"):
         Predictor.load(path)
-    document["version"] = 2
+    document["version"] = 3
     del next(iter(document["hardware"].values()))["window_model"]["time_weight"]
     path.write_text(json.dumps(document))
     with pytest.raises(ItercastError, match="malformed entry.*time_weight"):

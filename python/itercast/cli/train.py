@@ -48,7 +48,8 @@ def run(args) -> int:
         for key, info in summary["hardware"].items():
             rec = info["reconciliation"]
             print(f"  {key}: {info['configs']} configs, {info['models']} architectures; "
-                  f"unprofiled = {rec['scale']:.3f} x profiled {rec['per_op_ms'] * 1000:+.2f} us/op")
+                  f"unprofiled = {rec['scale']:.3f} x op durations + {rec['gap_scale']:.3f} x gaps and head/tail "
+                  f"{rec['per_op_ms'] * 1000:+.2f} us/op")
     return 0
 
 

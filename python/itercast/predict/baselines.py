@@ -21,8 +21,14 @@ def each_op_once(samples):
 
 def measured_op_time(samples) -> np.ndarray:
     """Per sample: the trace's summed op duration + gap, ns (what every model here predicts)."""
+    durations, gaps = measured_op_parts(samples)
+    return durations + gaps
+
+
+def measured_op_parts(samples) -> tuple[np.ndarray, np.ndarray]:
+    """Per sample: the trace's summed op durations and summed gaps, ns."""
     rows = each_op_once(samples)
-    return op_sums(rows, rows.duration + rows.gap, len(samples))
+    return op_sums(rows, rows.duration, len(samples)), op_sums(rows, rows.gap, len(samples))
 
 
 class OpBased:
@@ -108,3 +114,6 @@ class MeasuredOpTime:
 
     def predict_op_time(self, samples) -> np.ndarray:
         return measured_op_time(samples)
+
+    def predict_op_parts(self, samples) -> tuple[np.ndarray, np.ndarray]:
+        return measured_op_parts(samples)

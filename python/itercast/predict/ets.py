@@ -150,9 +150,16 @@ class ETSReference:
 
     def predict_op_time(self, samples) -> np.ndarray:
         """Per sample: summed predicted duration + gap of its ops, ns."""
+        durations, gaps = self.predict_op_parts(samples)
+        return durations + gaps
+
+    def predict_op_parts(self, samples) -> tuple[np.ndarray, np.ndarray]:
+        """Per sample: summed predicted durations and summed predicted gaps of its ops, ns (each op's
+        averaged over the windows covering it)."""
         blocks, _, lengths = stacked_windows(samples)
-        per_position = self.window_outputs(blocks, lengths).sum(axis=2)
+        per_position = self.window_outputs(blocks, lengths)
         offsets = np.cumsum([0] + [len(s.windows) for s in samples])
         predicted = np.concatenate([per_position[offsets[i]:offsets[i + 1]][all_pairs(s.windows)]
                                     for i, s in enumerate(samples)])
-        return op_sums(rows_of(samples, all_pairs, labels=False), predicted, len(samples))
+        rows = rows_of(samples, all_pairs, labels=False)
+        return op_sums(rows, predicted[:, 0], len(samples)), op_sums(rows, predicted[:, 1], len(samples))

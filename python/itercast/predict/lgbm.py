@@ -161,14 +161,19 @@ class WindowLGBM:
         return from_target(self.boosters[label].predict(x) + self.prior_score(label, x), self.objective)
 
     def predict_op_time(self, samples) -> np.ndarray:
-        """Per sample: summed predicted duration + gap of its ops, ns.
+        """Per sample: summed predicted duration + gap of its ops, ns."""
+        durations, gaps = self.predict_op_parts(samples)
+        return durations + gaps
+
+    def predict_op_parts(self, samples) -> tuple[np.ndarray, np.ndarray]:
+        """Per sample: summed predicted durations and summed predicted gaps of its ops, ns.
 
         Every row is scored: byte-identical rows are rare (on the CPU collection none, as the
         window's start position is a feature), so finding them (:func:`unique_rows`) costs more than it saves.
         """
         rows = rows_of(samples, PREDICT_ROWS[self.predict_rows], labels=False)
-        total = sum(self._predict(label, rows.x) for label in LABELS)
-        return op_sums(rows, total, len(samples))
+        durations, gaps = (op_sums(rows, self._predict(label, rows.x), len(samples)) for label in LABELS)
+        return durations, gaps
 
     def to_dict(self) -> dict:
         return {"objective": self.objective, "rounds": self.rounds, "seed": self.seed, "rows": self.rows,
