@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace itercast::predict {
 namespace {
@@ -76,15 +77,26 @@ double from_log1p(float feature) { return std::exp(static_cast<double>(feature))
 IterationTotals iteration_totals(const WindowArrays& w, const RowLayout& layout, const std::int64_t* window,
                                  const std::int64_t* position, std::size_t pairs) {
     check_pairs(w, layout, window, position, pairs);
-    double bytes = 0, flops = 0, optimizer_bytes = 0, recorded = 0;
+    // The four features are gathered first, then summed: the gathers (two cache lines an op, spread over
+    // the windows) overlap when no exp() sits between them.
+    std::vector<float> gathered(4 * pairs);
     for (std::size_t i = 0; i < pairs; ++i) {
         const float* op = op_features(w, layout, window[i], position[i]);
-        const double op_bytes = from_log1p(op[layout.log_bytes]);
+        float* to = gathered.data() + 4 * i;
+        to[0] = op[layout.log_bytes];
+        to[1] = op[layout.log_flops];
+        to[2] = op[layout.optimizer_phase];
+        to[3] = op[layout.log_nested_ops];
+    }
+    double bytes = 0, flops = 0, optimizer_bytes = 0, recorded = 0;
+    for (std::size_t i = 0; i < pairs; ++i) {
+        const float* op = gathered.data() + 4 * i;
+        const double op_bytes = from_log1p(op[0]);
         bytes += op_bytes;
-        flops += from_log1p(op[layout.log_flops]);
-        if (op[layout.optimizer_phase] > 0.5f) optimizer_bytes += op_bytes;
+        flops += from_log1p(op[1]);
+        if (op[2] > 0.5f) optimizer_bytes += op_bytes;
         // nested-op counts are stored as float32 logs: rounded back to the count
-        recorded += 1.0 + std::rint(from_log1p(op[layout.log_nested_ops]));
+        recorded += 1.0 + std::rint(from_log1p(op[3]));
     }
     IterationTotals totals;
     totals.context[0] = log1p_of_total(bytes);

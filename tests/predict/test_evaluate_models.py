@@ -118,3 +118,22 @@ def test_lightgbm_variants_differ_only_in_the_rows_they_score(samples, name, pre
     assert model.name == name and model.predict_rows == predict_rows
     assert model.label_params == new_model("lightgbm", Settings(rounds=5)).label_params
     assert np.all(model.fit(samples).predict_op_time(samples) > 0)
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_models_that_predict_durations_and_gaps_get_a_gap_scale_of_their_own(samples, name):
+    """The reconciliation scales gaps apart from durations for models that predict the two; the others'
+    one summed op time gets one scale."""
+    from itercast.predict.predictor import fit_hardware_model, op_time_parts
+
+    model = new_model(name, Settings(rounds=5, ets_seconds=5))
+    if name == "ets":
+        model.max_epochs = 1
+    fitted = fit_hardware_model("cpu", samples[:8], model)
+    durations, gaps = op_time_parts(fitted.window_model, samples[8:])
+    np.testing.assert_allclose(durations + gaps, fitted.window_model.predict_op_time(samples[8:]), rtol=1e-9)
+    rec = fitted.reconciliation
+    if hasattr(model, "predict_op_parts"):
+        assert name in ("lightgbm", "ets") and np.all(gaps > 0) and rec.gap_scale != rec.scale
+    else:
+        assert not np.any(gaps) and rec.gap_scale == rec.scale

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -133,6 +134,14 @@ class TraceSample:
     profiled_ns: float  # the ProfilerStep duration of that iteration
     op_names: list[str] = field(default_factory=list)  # canonical names of its ops
     hardware_name: str = ""
+
+    @cached_property
+    def totals(self) -> tuple[np.ndarray, float]:
+        """(iteration context, recorded ops) of its iteration (:func:`rows.iteration_totals`), computed
+        once: the rows and the head/tail and reconciliation terms all read them."""
+        from itercast.predict.rows import iteration_totals
+
+        return iteration_totals(self.windows)
 
 
 def _iteration_to_keep(timeline) -> int:

@@ -23,7 +23,7 @@ from itercast.features import DEFAULT_STRIDE, DEFAULT_WIDTH, Windows, timeline_a
 from itercast.predict.baselines import measured_op_parts
 from itercast.predict.dataset import Dataset, TraceSample, featurise
 from itercast.predict.lgbm import DEFAULT_ROUNDS, WindowLGBM
-from itercast.predict.rows import CONTEXT_FEATURES, iteration_totals
+from itercast.predict.rows import CONTEXT_FEATURES
 from itercast.timeline import FEATURE_SCHEMA_VERSION, Timeline, canonical_names
 
 MODEL_FORMAT = "itercast-model"
@@ -155,7 +155,7 @@ def op_time_parts(window_model, samples: list[TraceSample]) -> tuple[np.ndarray,
 
 def iteration_terms(samples: list[TraceSample]) -> tuple[np.ndarray, np.ndarray]:
     """Per sample: its HeadTail design row and the ops the profiler recorded, from one pass over its ops."""
-    totals = [iteration_totals(s.windows) for s in samples]
+    totals = [s.totals for s in samples]
     design = HeadTail.design([context for context, _ in totals], [s.op_count for s in samples])
     return design, np.array([recorded for _, recorded in totals])
 

@@ -81,10 +81,13 @@ def in_order(windows: Windows) -> bool:
             and np.array_equal(index[:, 1], np.arange(len(index)) * windows.stride))
 
 
-def window_rows(windows: Windows, pairs: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+def window_rows(windows: Windows, pairs: tuple[np.ndarray, np.ndarray], context: np.ndarray | None = None) -> np.ndarray:
     """Feature rows for the given (window, position) pairs, built natively (csrc/predict/op_rows):
-    at one row per op this is a good part of prediction time."""
-    return _native.op_rows(windows.x, windows.index, windows.width, *_int64(pairs), _LAYOUT, iteration_context(windows))
+    at one row per op this is a good part of prediction time. ``context``: the windows'
+    :func:`iteration_context`, if the caller has it."""
+    if context is None:
+        context = iteration_context(windows)
+    return _native.op_rows(windows.x, windows.index, windows.width, *_int64(pairs), _LAYOUT, context)
 
 
 def _int64(pairs: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -135,7 +138,7 @@ def rows_of(samples, pairs_of, labels: bool = True) -> Rows:
     for index, sample in enumerate(samples):
         windows = sample.windows
         window, position = pairs_of(windows)
-        xs.append(window_rows(windows, (window, position)))
+        xs.append(window_rows(windows, (window, position), sample.totals[0]))
         if labels:
             durations.append(windows.y[window, position, 0])
             gaps.append(windows.y[window, position, 1])
