@@ -81,6 +81,12 @@ py::tuple central_pairs(const Indices& index, std::size_t width, std::size_t str
     return py::make_tuple(window, position);
 }
 
+bool windows_in_order(const Indices& index, std::size_t width, std::size_t stride) {
+    check_shape(index, "index", 2, 3);
+    return predict::windows_in_order({nullptr, 0, index.data(), static_cast<std::size_t>(index.shape(0)), width},
+                                     stride);
+}
+
 }  // namespace
 
 void register_rows(py::module_& m) {
@@ -115,6 +121,9 @@ void register_rows(py::module_& m) {
           "(pairs, layout.columns) float32 model rows of the (window, position) pairs of windows (x, index): the "
           "op's features, the window's aggregates, the neighbour views before and after, position, window ops, "
           "position / ops, and the iteration's context.");
+    m.def("windows_in_order", &windows_in_order, py::arg("index"), py::arg("width"), py::arg("stride"),
+          "Whether the windows are one iteration's in order: window k starts at op k * stride, every window but "
+          "the last holds width ops (false for no windows).");
     m.def("central_pairs", &central_pairs, py::arg("index"), py::arg("width"), py::arg("stride"),
           "(window, position) per op of one iteration's windows in order: the covering window where the op "
           "sits nearest the middle of the window's ops (the earlier on a tie).");

@@ -145,18 +145,25 @@ std::size_t ops_in_order(const WindowArrays& w) {
     return static_cast<std::size_t>(std::max<std::int64_t>(0, last[1] + last[2]));
 }
 
-void central_pairs(const WindowArrays& w, std::size_t stride, std::int64_t* window, std::int64_t* position) {
+bool windows_in_order(const WindowArrays& w, std::size_t stride) {
     const auto width = static_cast<std::int64_t>(w.width), step = static_cast<std::int64_t>(stride);
-    if (step < 1 || step > width) throw RowsError("central_pairs: stride must be within 1..width");
+    if (w.windows == 0 || step < 1 || step > width) return false;
     for (std::size_t k = 0; k < w.windows; ++k) {
         const std::int64_t* at = w.index + 3 * k;
         const bool full_or_last = at[2] == width || (k + 1 == w.windows && at[2] >= 1 && at[2] <= width);
-        if (at[0] != w.index[0] || at[1] != static_cast<std::int64_t>(k) * step || !full_or_last) {
-            throw RowsError("central_pairs: window " + std::to_string(k) + " (iteration " + std::to_string(at[0]) +
-                            ", first op " + std::to_string(at[1]) + ", " + std::to_string(at[2]) +
-                            " ops) is not in order of one iteration's windows");
-        }
+        if (at[0] != w.index[0] || at[1] != static_cast<std::int64_t>(k) * step || !full_or_last) return false;
     }
+    return true;
+}
+
+void central_pairs(const WindowArrays& w, std::size_t stride, std::int64_t* window, std::int64_t* position) {
+    if (w.windows == 0) return;
+    if (!windows_in_order(w, stride)) {
+        throw RowsError("central_pairs: the windows are not one iteration's in order (window k starting at op "
+                        "k * " + std::to_string(stride) + ", all but the last holding " + std::to_string(w.width) +
+                        " ops)");
+    }
+    const auto width = static_cast<std::int64_t>(w.width), step = static_cast<std::int64_t>(stride);
     const auto ops = static_cast<std::int64_t>(ops_in_order(w));
     const auto last = static_cast<std::int64_t>(w.windows) - 1;
     for (std::int64_t i = 0; i < ops; ++i) {

@@ -68,6 +68,9 @@ void op_rows(const WindowArrays& windows, const RowLayout& layout, const std::in
 // Throws RowsError for windows that are not so laid out.
 void central_pairs(const WindowArrays& windows, std::size_t stride, std::int64_t* window, std::int64_t* position);
 
+// Whether these are one iteration's windows in order, as central_pairs needs them (false for none).
+bool windows_in_order(const WindowArrays& windows, std::size_t stride);
+
 // Ops of the iteration whose windows in order these are (0 if there are none).
 std::size_t ops_in_order(const WindowArrays& windows);
 

@@ -114,13 +114,29 @@ def test_central_pairs_refuse_windows_out_of_order():
     from itercast import _native
 
     windows = iteration_windows(40, 12, 3)
-    index = windows.index.copy()
-    index[2, 1] += 1
-    with pytest.raises(ValueError, match="window 2 .* is not in order"):
-        _native.central_pairs(index, 12, 3)
-    with pytest.raises(ValueError, match="stride"):
-        _native.central_pairs(windows.index, 12, 13)
+    assert _native.windows_in_order(windows.index, 12, 3)
+    shifted, short, other = windows.index.copy(), windows.index.copy(), windows.index.copy()
+    shifted[2, 1] += 1
+    short[2, 2] -= 1  # a window before the last that is not full
+    other[3, 0] += 1  # another iteration's window
+    for index in (shifted, short, other):
+        assert not _native.windows_in_order(index, 12, 3)
+        with pytest.raises(ValueError, match="not one iteration's in order"):
+            _native.central_pairs(index, 12, 3)
+    assert not _native.windows_in_order(windows.index, 12, 13)  # stride > width
+    assert not _native.windows_in_order(np.zeros((0, 3), dtype=np.int64), 12, 3)
     assert [len(a) for a in _native.central_pairs(np.zeros((0, 3), dtype=np.int64), 12, 3)] == [0, 0]
+
+
+def test_op_sums_of_several_predictions_at_once_equal_one_at_a_time():
+    samples = [windows_sample(iteration_windows(40, 12, 3)), windows_sample(iteration_windows(25, 12, 3, seed=4))]
+    for pairs in (R.central_pair_per_op, R.all_pairs):
+        rows = R.rows_of(samples, pairs)
+        both = np.stack([rows.duration, rows.gap])
+        sums = R.op_sums(rows, both, 2)
+        assert sums.shape == (2, 2)
+        np.testing.assert_array_equal(sums[0], R.op_sums(rows, rows.duration, 2))
+        np.testing.assert_array_equal(sums[1], R.op_sums(rows, rows.gap, 2))
 
 
 def test_other_windows_take_the_general_path():

@@ -162,4 +162,5 @@ class ETSReference:
         predicted = np.concatenate([per_position[offsets[i]:offsets[i + 1]][all_pairs(s.windows)]
                                     for i, s in enumerate(samples)])
         rows = rows_of(samples, all_pairs, labels=False)
-        return op_sums(rows, predicted[:, 0], len(samples)), op_sums(rows, predicted[:, 1], len(samples))
+        durations, gaps = op_sums(rows, predicted.T, len(samples))
+        return durations, gaps

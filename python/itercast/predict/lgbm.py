@@ -172,7 +172,7 @@ class WindowLGBM:
         window's start position is a feature), so finding them (:func:`unique_rows`) costs more than it saves.
         """
         rows = rows_of(samples, PREDICT_ROWS[self.predict_rows], labels=False)
-        durations, gaps = (op_sums(rows, self._predict(label, rows.x), len(samples)) for label in LABELS)
+        durations, gaps = op_sums(rows, np.stack([self._predict(label, rows.x) for label in LABELS]), len(samples))
         return durations, gaps
 
     def to_dict(self) -> dict:

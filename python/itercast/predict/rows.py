@@ -72,13 +72,12 @@ def window_blocks(windows: Windows) -> np.ndarray:
 
 
 def in_order(windows: Windows) -> bool:
-    """Whether these are one iteration's windows in order, starting at 0, stride, 2 stride, ...
+    """Whether these are one iteration's windows in order, starting at 0, stride, 2 stride, ..., every
+    window but the last full.
 
     As featurisation makes them (a :class:`TraceSample`, or one iteration in prediction).
     """
-    index = windows.index
-    return (len(index) > 0 and bool((index[:, 0] == index[0, 0]).all())
-            and np.array_equal(index[:, 1], np.arange(len(index)) * windows.stride))
+    return _native.windows_in_order(windows.index, windows.width, windows.stride)
 
 
 def window_rows(windows: Windows, pairs: tuple[np.ndarray, np.ndarray], context: np.ndarray | None = None) -> np.ndarray:
@@ -168,10 +167,17 @@ def iteration_totals(windows: Windows) -> tuple[np.ndarray, float]:
 
 
 def op_sums(rows: Rows, predicted: np.ndarray, samples: int) -> np.ndarray:
-    """Per sample: predictions averaged over each op's covering windows, summed over its ops."""
+    """Per sample: predictions averaged over each op's covering windows, summed over its ops.
+
+    ``predicted``: one value per row, or (k, rows) for k predictions at once (then (k, samples)).
+    """
+    stacked = np.atleast_2d(predicted)
     key = rows.sample.astype(np.int64) << 32 | rows.op.astype(np.int64)
     if len(key) and bool((key[1:] > key[:-1]).all()):  # each op once (central rows): nothing to average
-        return np.bincount(rows.sample, weights=predicted, minlength=samples)
-    unique, inverse = np.unique(key, return_inverse=True)
-    per_op = np.bincount(inverse, weights=predicted) / np.bincount(inverse)
-    return np.bincount((unique >> 32).astype(np.int64), weights=per_op, minlength=samples)
+        sums = [np.bincount(rows.sample, weights=p, minlength=samples) for p in stacked]
+    else:
+        unique, inverse = np.unique(key, return_inverse=True)
+        counts, owner = np.bincount(inverse), (unique >> 32).astype(np.int64)
+        sums = [np.bincount(owner, weights=np.bincount(inverse, weights=p) / counts, minlength=samples)
+                for p in stacked]
+    return np.stack(sums) if np.ndim(predicted) == 2 else sums[0]
