@@ -28,7 +28,8 @@ def measured_op_time(samples) -> np.ndarray:
 def measured_op_parts(samples) -> tuple[np.ndarray, np.ndarray]:
     """Per sample: the trace's summed op durations and summed gaps, ns."""
     rows = each_op_once(samples)
-    return op_sums(rows, rows.duration, len(samples)), op_sums(rows, rows.gap, len(samples))
+    durations, gaps = op_sums(rows, np.stack([rows.duration, rows.gap]), len(samples))
+    return durations, gaps
 
 
 class OpBased:
