@@ -6,6 +6,7 @@
 
 #include "bindings/register.hpp"
 #include "predict/op_rows.hpp"
+#include "predict/roofline_terms.hpp"
 
 namespace py = pybind11;
 
@@ -87,6 +88,27 @@ bool windows_in_order(const Indices& index, std::size_t width, std::size_t strid
                                      stride);
 }
 
+py::tuple roofline_terms(const Floats& x, std::size_t class_begin, std::size_t class_end, std::size_t phase_begin,
+                         std::size_t phase_end, std::size_t log_flops, std::size_t log_bytes) {
+    check_shape(x, "x", 2);
+    const auto columns = static_cast<std::size_t>(x.shape(1));
+    const predict::RooflineColumns at{class_begin, class_end, phase_begin, phase_end, log_flops, log_bytes};
+    if (class_begin >= class_end || phase_begin >= phase_end || std::max({class_end, phase_end}) > columns ||
+        std::max(log_flops, log_bytes) >= columns) {
+        throw py::value_error("roofline_terms: the one-hot blocks and log columns must lie within the rows' " +
+                              std::to_string(columns) + " columns, each block non-empty");
+    }
+    const auto rows = static_cast<py::ssize_t>(x.shape(0));
+    py::array_t<std::int64_t> group(rows);
+    py::array_t<double> flops(rows), bytes(rows);
+    {
+        py::gil_scoped_release release;
+        predict::roofline_terms(x.data(), static_cast<std::size_t>(rows), columns, at, group.mutable_data(),
+                                flops.mutable_data(), bytes.mutable_data());
+    }
+    return py::make_tuple(group, flops, bytes);
+}
+
 }  // namespace
 
 void register_rows(py::module_& m) {
@@ -124,6 +146,10 @@ void register_rows(py::module_& m) {
     m.def("windows_in_order", &windows_in_order, py::arg("index"), py::arg("width"), py::arg("stride"),
           "Whether the windows are one iteration's in order: window k starts at op k * stride, every window but "
           "the last holds width ops (false for no windows).");
+    m.def("roofline_terms", &roofline_terms, py::arg("x"), py::arg("class_begin"), py::arg("class_end"),
+          py::arg("phase_begin"), py::arg("phase_end"), py::arg("log_flops"), py::arg("log_bytes"),
+          "(group, flops, bytes) per model row: class index x phases + phase index (one-hot dot products, clipped "
+          "to the groups), and the FLOPs and bytes its log(1 + v) columns stand for.");
     m.def("central_pairs", &central_pairs, py::arg("index"), py::arg("width"), py::arg("stride"),
           "(window, position) per op of one iteration's windows in order: the covering window where the op "
           "sits nearest the middle of the window's ops (the earlier on a tie).");

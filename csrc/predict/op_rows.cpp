@@ -1,5 +1,7 @@
 #include "predict/op_rows.hpp"
 
+#include "predict/row_features.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -40,15 +42,10 @@ void check_pair(const WindowArrays& w, std::size_t i, std::int64_t window, std::
 }
 
 // The neighbour view of the op block at `block` (is_op first): is_op, class index, log FLOPs, log bytes.
-// The class index is the dot product of the one-hot with 0, 1, 2, ... (0 for an all-zero block), in float.
 void neighbour_view(const float* block, const RowLayout& layout, float* out) {
     const float* features = block + 1;
-    float hot = 0.0f;
-    for (std::size_t c = layout.class_begin; c < layout.class_end; ++c) {
-        hot += features[c] * static_cast<float>(c - layout.class_begin);
-    }
     out[0] = block[0];
-    out[1] = hot;
+    out[1] = hot_index(features, layout.class_begin, layout.class_end);
     out[2] = features[layout.log_flops];
     out[3] = features[layout.log_bytes];
 }
@@ -67,10 +64,6 @@ const float* op_features(const WindowArrays& w, const RowLayout& layout, std::in
 
 float log1p_of_total(double total) { return static_cast<float>(std::log1p(std::max(total, 0.0))); }
 
-// The count or amount a log(1 + v) feature stands for. exp - 1 rather than expm1 (2.4x its cost, and
-// three per op in every prediction): the two differ only for v far below 1, and v is a count of
-// bytes, FLOPs or ops, 0 or at least 1.
-double from_log1p(float feature) { return std::exp(static_cast<double>(feature)) - 1.0; }
 
 }  // namespace
 

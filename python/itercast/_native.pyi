@@ -201,6 +201,15 @@ def op_rows(
     context: npt.NDArray[np.float32],
 ) -> npt.NDArray[np.float32]: ...
 def windows_in_order(index: npt.NDArray[np.int64], width: int, stride: int) -> bool: ...
+def roofline_terms(
+    x: npt.NDArray[np.float32],
+    class_begin: int,
+    class_end: int,
+    phase_begin: int,
+    phase_end: int,
+    log_flops: int,
+    log_bytes: int,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
 def central_pairs(
     index: npt.NDArray[np.int64], width: int, stride: int
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...

@@ -102,3 +102,28 @@ def test_window_models_extrapolate_to_larger_ops_only_with_the_prior(tiny_collec
         growth[roofline] = after / before
     assert growth[True] > 3.0  # 100x the work: much longer, though gaps and fixed costs do not scale
     assert growth[False] < 2.0  # trees alone stop at the largest durations they were trained on
+
+
+def test_terms_read_each_rows_group_flops_and_bytes():
+    """The native terms against a plain reading: group = class index x 3 + phase index (argmax of the
+    one-hots, 0 where a block is all zero), FLOPs and bytes from their log(1 + v) columns."""
+    from itercast.predict.roofline import GROUPS, terms
+    from itercast.predict.rows import CLASS_COLUMNS
+
+    rng = np.random.default_rng(2)
+    classes = [name.split("=", 1)[1] for name in OP_FEATURES if name.startswith("class=")]
+    phases = ["forward", "backward", "optimizer"]
+    parts = [op_rows(c, p, rng.integers(0, 10**9, 5).astype(float), rng.integers(0, 10**7, 5).astype(float))
+             for c in classes for p in phases]
+    x = np.vstack(parts + [np.zeros((2, F), dtype=np.float32)])  # and two rows with no class or phase
+    x = np.hstack([x, rng.normal(size=(len(x), 7)).astype(np.float32)])  # model rows run on past the op block
+    group, flops, bytes_ = terms(x)
+    hot = lambda block: np.where(block.any(axis=1), block.argmax(axis=1), 0)  # noqa: E731
+    phase_columns = [OP_FEATURES.index(f"phase={p}") for p in phases]
+    expected = hot(x[:, CLASS_COLUMNS]) * 3 + hot(x[:, phase_columns])
+    np.testing.assert_array_equal(group, expected)
+    assert set(group[:-2]) == set(range(GROUPS)) and list(group[-2:]) == [0, 0]
+    np.testing.assert_allclose(flops, np.expm1(x[:, OP_FEATURES.index("log_flops")].astype(float)), rtol=1e-12)
+    np.testing.assert_allclose(bytes_, np.expm1(x[:, OP_FEATURES.index("log_bytes")].astype(float)), rtol=1e-12)
+    with pytest.raises(ValueError, match="within the rows' 10 columns"):
+        terms(x[:, :10])

@@ -58,14 +58,6 @@ _LAYOUT = _native.RowLayout(op_features=F, aggregates=AGGREGATES, class_begin=CL
                             optimizer_phase=OPTIMIZER_PHASE, log_nested_ops=LOG_NESTED_OPS)
 
 
-def hot_index(one_hot: np.ndarray) -> np.ndarray:
-    """The index of each one-hot row's hot column (0 for an all-zero padding block), as float32.
-
-    A dot product: a fifth of the time of argmax over strided columns, in every prediction.
-    """
-    return one_hot @ np.arange(one_hot.shape[-1], dtype=np.float32)
-
-
 def window_blocks(windows: Windows) -> np.ndarray:
     """(windows, width, F + 1) float32: each window's per-position blocks [is_op, F op features], a view."""
     return windows.x[:, : windows.width * (F + 1)].reshape(len(windows), windows.width, F + 1)
