@@ -76,7 +76,10 @@ py::array_t<float> op_rows(const Floats& x, const Indices& index, std::size_t wi
 py::tuple central_pairs(const Indices& index, std::size_t width, std::size_t stride) {
     check_shape(index, "index", 2, 3);
     const predict::WindowArrays windows{nullptr, 0, index.data(), static_cast<std::size_t>(index.shape(0)), width};
-    const auto ops = static_cast<py::ssize_t>(predict::ops_in_order(windows));
+    // sized only from windows known to be in order (a stray index must not size the arrays);
+    // central_pairs refuses the others by name
+    const bool in_order = predict::windows_in_order(windows, stride);
+    const auto ops = static_cast<py::ssize_t>(in_order ? predict::ops_in_order(windows) : 0);
     py::array_t<std::int64_t> window(ops), position(ops);
     predict::central_pairs(windows, stride, window.mutable_data(), position.mutable_data());
     return py::make_tuple(window, position);

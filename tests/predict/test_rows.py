@@ -115,11 +115,12 @@ def test_central_pairs_refuse_windows_out_of_order():
 
     windows = iteration_windows(40, 12, 3)
     assert _native.windows_in_order(windows.index, 12, 3)
-    shifted, short, other = windows.index.copy(), windows.index.copy(), windows.index.copy()
+    shifted, short, other, far = (windows.index.copy() for _ in range(4))
     shifted[2, 1] += 1
     short[2, 2] -= 1  # a window before the last that is not full
     other[3, 0] += 1  # another iteration's window
-    for index in (shifted, short, other):
+    far[-1, 1] = 10**15  # a stray last start: refused, not taken for the op count
+    for index in (shifted, short, other, far):
         assert not _native.windows_in_order(index, 12, 3)
         with pytest.raises(ValueError, match="not one iteration's in order"):
             _native.central_pairs(index, 12, 3)
