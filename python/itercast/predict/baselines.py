@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from itercast.predict.lgbm import DEFAULT_PARAMS, DEFAULT_ROUNDS, from_target, to_target
-from itercast.predict.rows import F, LOG_BYTES, LOG_FLOPS, one_pair_per_op, op_sums, rows_of
+from itercast.predict.rows import F, LOG_BYTES, LOG_FLOPS, central_pair_per_op, one_pair_per_op, op_sums, rows_of
 
 
 def each_op_once(samples):
@@ -26,10 +26,10 @@ def measured_op_time(samples) -> np.ndarray:
 
 
 def measured_op_parts(samples) -> tuple[np.ndarray, np.ndarray]:
-    """Per sample: the trace's summed op durations and summed gaps, ns."""
-    rows = each_op_once(samples)
-    durations, gaps = op_sums(rows, np.stack([rows.duration, rows.gap]), len(samples))
-    return durations, gaps
+    """Per sample: the trace's summed op durations and summed gaps, ns: each op's window labels once,
+    read without building its feature rows (every training reconciles from these)."""
+    sums = np.array([s.windows.y[central_pair_per_op(s.windows)].sum(axis=0) for s in samples]).reshape(-1, 2)
+    return sums[:, 0], sums[:, 1]
 
 
 class OpBased:
