@@ -170,6 +170,62 @@ def test_the_reconciliation_keeps_a_positive_scale_and_a_cost_per_op():
     assert split.scale > 0 and split.gap_scale > 0 and split.per_op_ms <= 0
 
 
+def test_samples_the_reconciliation_cannot_explain_are_flagged_never_more_than_half():
+    from itercast.predict.predictor import Reconciliation, explained_by_reconciliation
+
+    rng = np.random.default_rng(3)
+    durations, gaps, ops = rng.uniform(5, 500, 20), rng.uniform(1, 100, 20), rng.uniform(50, 2000, 20)
+    reconciliation = Reconciliation(scale=0.98, per_op_ms=-0.0004, gap_scale=0.55)
+    unprofiled = reconciliation.apply(durations, gaps, ops) * rng.uniform(0.9, 1.1, 20)
+    unprofiled[[4, 11]] /= 2.0  # profiled runs twice as slow as their un-profiled steps explain
+    unprofiled[7] *= 2.0  # ... and one faster
+    explained = explained_by_reconciliation(reconciliation, durations, gaps, ops, unprofiled)
+    assert np.flatnonzero(~explained).tolist() == [4, 7, 11]
+    assert explained_by_reconciliation(reconciliation, durations, gaps, ops, unprofiled, max_unexplained=1.5).all()
+    # a reconciliation that explains fewer than half of them judges none
+    assert explained_by_reconciliation(reconciliation, durations, gaps, ops, unprofiled / 3).all()
+
+
+def test_traces_the_reconciliation_cannot_explain_are_not_learnt_from(dataset):
+    """A configuration whose profiled run took 5x what its un-profiled step explains is named in the
+    summary and left out of the op models' training; max_unexplained=None keeps every sample."""
+    from dataclasses import replace
+
+    from itercast.predict.dataset import featurise
+    from itercast.predict.baselines import measured_op_parts
+    from itercast.predict.lgbm import WindowLGBM
+    from itercast.predict.predictor import Reconciliation, fit_hardware_model, iteration_terms
+
+    # labels that follow one reconciliation law to 5% (the tiny collection's own are timings of
+    # microsecond steps on whatever machine runs the tests), on four copies of each sample (a fit to the
+    # least absolute deviation needs more than a dozen samples to tell one outlier), then one profiled
+    # run 5x too slow
+    tiny = featurise(dataset.configs)
+    durations, gaps = measured_op_parts(tiny)
+    _, recorded = iteration_terms(tiny)
+    rest = gaps + np.array([s.head_tail_ns for s in tiny])
+    law = Reconciliation(scale=0.98, per_op_ms=-1e-4, gap_scale=0.55).apply(durations / 1e6, rest / 1e6, recorded)
+    noise = np.random.default_rng(0).uniform(0.95, 1.05, (4, len(tiny)))
+    samples = [replace(s, config=replace(s.config, config_id=f"{s.config.config_id}#{copy}", step_ms=float(ms * n)))
+               for copy in range(4) for s, ms, n in zip(tiny, law, noise[copy])]
+    odd = samples[2].config
+    samples[2] = replace(samples[2], config=replace(odd, step_ms=odd.step_ms / 5))
+    trained_on = []
+
+    class Recording(WindowLGBM):
+        def fit(self, samples, client=None):
+            trained_on[:] = [s.config.config_id for s in samples]
+            return super().fit(samples, client)
+
+    fitted = fit_hardware_model("cpu", samples, Recording(rounds=5))
+    unexplained = fitted.summary["unexplained_traces"]
+    assert unexplained == [odd.config_id] and odd.config_id not in trained_on
+    assert sorted(trained_on + unexplained) == sorted(s.config.config_id for s in samples)
+    assert fitted.summary["configs"] == len(samples)
+    fit_hardware_model("cpu", samples, Recording(rounds=5), max_unexplained=None)
+    assert odd.config_id in trained_on and len(trained_on) == len(samples)
+
+
 def test_head_tail_follows_the_iterations_structure(dataset):
     """Head/tail is fitted in log space on the iteration context and op count: a law of that form is
     recovered from real samples whose head/tail is replaced by it, and one odd sample does not move it."""

@@ -26,6 +26,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from itercast.predict import Dataset, Predictor
+    from itercast.predict.predictor import MAX_UNEXPLAINED
 
     dataset = Dataset.from_manifest(args.dataset)
     client = _dask_client(args.dask) if args.dask else None
@@ -50,6 +51,9 @@ def run(args) -> int:
             print(f"  {key}: {info['configs']} configs, {info['models']} architectures; "
                   f"unprofiled = {rec['scale']:.3f} x op durations + {rec['gap_scale']:.3f} x gaps and head/tail "
                   f"{rec['per_op_ms'] * 1000:+.2f} us/op")
+            if info["unexplained_traces"]:
+                print(f"    not learnt from: {len(info['unexplained_traces'])} traces whose profiled runs the reconciliation "
+                      f"misses by over {MAX_UNEXPLAINED:.0%}: {', '.join(info['unexplained_traces'])}")
     return 0
 
 
