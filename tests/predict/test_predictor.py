@@ -224,6 +224,10 @@ def test_traces_the_reconciliation_cannot_explain_are_not_learnt_from(dataset):
     assert fitted.summary["configs"] == len(samples)
     fit_hardware_model("cpu", samples, Recording(rounds=5), max_unexplained=None)
     assert odd.config_id in trained_on and len(trained_on) == len(samples)
+    hardware = odd.hardware
+    kept_all = Predictor(rounds=5, max_unexplained=None).fit(samples).models[hardware]
+    assert kept_all.summary["unexplained_traces"] == []
+    assert Predictor(rounds=5).fit(samples).models[hardware].summary["unexplained_traces"] == [odd.config_id]
 
 
 def test_head_tail_follows_the_iterations_structure(dataset):

@@ -244,12 +244,14 @@ class Predictor:
 
     def __init__(self, width: int = DEFAULT_WIDTH, stride: int = DEFAULT_STRIDE, objective: str = "log",
                  rounds: int = DEFAULT_ROUNDS, params: dict | None = None, seed: int = 0, predict_rows: str = "central",
-                 label_params: dict[str, dict] | None = None):
+                 label_params: dict[str, dict] | None = None, max_unexplained: float | None = MAX_UNEXPLAINED):
         self.width, self.stride = width, stride
         self.objective, self.rounds, self.params, self.seed = objective, rounds, params, seed
         # "central": each op from its most central window (default); "all": every covering window, averaged (ETS).
         self.predict_rows = predict_rows
         self.label_params = label_params  # per booster (duration, gap); None: default_label_params
+        # training traces the reconciliation misses by more than this are not learnt from; None: all are
+        self.max_unexplained = max_unexplained
         self.models: dict[str, HardwareModel] = {}
 
     def new_window_model(self) -> WindowLGBM:
@@ -263,7 +265,7 @@ class Predictor:
         for sample in samples:
             by_hardware.setdefault(sample.config.hardware, []).append(sample)
         for key, group in sorted(by_hardware.items()):
-            self.models[key] = fit_hardware_model(key, group, self.new_window_model(), client)
+            self.models[key] = fit_hardware_model(key, group, self.new_window_model(), client, self.max_unexplained)
         return self
 
     @property
