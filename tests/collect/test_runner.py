@@ -102,3 +102,42 @@ def test_label_passes_below_one_are_refused(tmp_path):
 
     with pytest.raises(ItercastError, match="at least 1"):
         collect(tmp_path, models=["dlrm_small"], label_passes=0)
+
+
+@pytest.mark.parametrize("worker_per_model, starts", [(True, 2), (False, 1)])
+def test_each_model_runs_in_a_worker_of_its_own(tmp_path, quick_protocol, monkeypatch, worker_per_model, starts):
+    from itercast.collect.worker import Worker
+
+    started = []
+    real_start = Worker._start
+
+    def counting_start(worker):
+        started.append(worker)
+        real_start(worker)
+
+    monkeypatch.setattr(Worker, "_start", counting_start)
+    rows = collect(tmp_path, models=["dlrm_small", "mlp_512x3"], batch_sizes=(2, 4), input_sizes=(16,),
+                   protocol=quick_protocol, worker_per_model=worker_per_model)
+    assert [row["status"] for row in rows] == ["ok"] * 4
+    assert len(started) == starts
+
+
+def test_a_fresh_worker_starts_where_the_model_changes():
+    from types import SimpleNamespace
+
+    from itercast.collect.runner import fresh_worker_per_model
+
+    class Stops:
+        count = 0
+
+        def stop(self):
+            self.count += 1
+
+    configs = [SimpleNamespace(spec=SimpleNamespace(name=name)) for name in ("a", "a", "b", "a", "a")]
+    worker = Stops()
+    seen = []
+    for config in fresh_worker_per_model(worker, configs):
+        seen.append((config.spec.name, worker.count))
+    assert seen == [("a", 0), ("a", 0), ("b", 1), ("a", 2), ("a", 2)]
+    worker = Stops()
+    assert list(fresh_worker_per_model(worker, configs, enabled=False)) == configs and worker.count == 0

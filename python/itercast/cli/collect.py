@@ -33,6 +33,9 @@ def register(subparsers):
                         help="time each ok configuration's un-profiled steps in N passes over the "
                              "grid (the first is the profiled run's own), minutes apart, into "
                              "DIR/labels.csv; a label is their median (default 1)")
+    parser.add_argument("--reuse-worker", action="store_true",
+                        help="run every model in one worker process (default: a fresh worker per "
+                             "model, so that no model inherits another's memory state)")
     parser.add_argument("--list", action="store_true", help="print the zoo and exit")
     parser.set_defaults(run=run)
 
@@ -48,7 +51,8 @@ def run(args) -> int:
     rows = collect(args.out, models=selected_models(args.models, args.families),
                    batch_sizes=args.batch_sizes, input_sizes=args.input_sizes,
                    device=args.device, threads=args.threads, dtype=args.dtype,
-                   time_limit_s=args.time_limit, label_passes=args.label_passes)
+                   time_limit_s=args.time_limit, label_passes=args.label_passes,
+                   worker_per_model=not args.reuse_worker)
     counts = {}
     for row in rows:
         counts[row["status"]] = counts.get(row["status"], 0) + 1

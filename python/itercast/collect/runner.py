@@ -82,10 +82,16 @@ def check_settings(device: str, threads: int, dtype: str):
 
 def collect(out_dir, models=None, batch_sizes=zoo.DEFAULT_BATCH_SIZES, input_sizes=None,
             device="cpu", threads=1, dtype="float32", time_limit_s=DEFAULT_TIME_LIMIT_S,
-            protocol=Protocol(), progress_stream=None, label_passes=1) -> list[dict]:
+            protocol=Protocol(), progress_stream=None, label_passes=1, worker_per_model=True) -> list[dict]:
     """Measures every configuration not yet in ``out_dir/manifest.csv``; then, with
     ``label_passes`` N > 1, times the un-profiled steps of each ok one again until it has N label
     passes in ``out_dir/labels.csv`` (the manifest's measurement is the first).
+
+    ``worker_per_model``: each model's configurations run in a worker process of their own (a torch
+    import, ~1 s, per model); False reuses one worker for the whole grid, as collections before
+    2026-12-03 did. A worker reused over hundreds of configurations carries its history into the
+    next model's memory regime: on the 2-core CPU VM bert_384 at batch 32 and 64 tokens ran its
+    profiled steps at 1.92x its un-profiled ones there and at 1.02x in a fresh worker (docs/collect.md).
 
     Returns the manifest rows of the requested grid, earlier runs' included.
     """
@@ -101,16 +107,28 @@ def collect(out_dir, models=None, batch_sizes=zoo.DEFAULT_BATCH_SIZES, input_siz
     pending = [config for config in configs if config.id not in finished]
     if pending:
         measure_all(pending, manifest, trace_dir, describe(device), time_limit_s, protocol,
-                    Progress(len(pending), progress_stream))
+                    Progress(len(pending), progress_stream), worker_per_model)
     wanted = {config.id for config in configs}
     rows = [row for row in manifest.rows() if row["config_id"] in wanted]
     ok = {row["config_id"] for row in rows if row["status"] == "ok"}
     time_label_passes([config for config in configs if config.id in ok], out_dir / LABELS_NAME,
-                      label_passes, time_limit_s, protocol, progress_stream)
+                      label_passes, time_limit_s, protocol, progress_stream, worker_per_model)
     return rows
 
 
-def time_label_passes(configs, labels_path, passes, time_limit_s, protocol, progress_stream):
+def fresh_worker_per_model(worker: Worker, items, enabled: bool = True, config_of=lambda item: item):
+    """Yields ``items`` in order; where the model of one's configuration (``config_of``) is not the
+    previous one's, stops ``worker`` first (its next run starts a new process)."""
+    previous = None
+    for item in items:
+        model = config_of(item).spec.name
+        if enabled and previous is not None and model != previous:
+            worker.stop()
+        previous = model
+        yield item
+
+
+def time_label_passes(configs, labels_path, passes, time_limit_s, protocol, progress_stream, worker_per_model=True):
     """Pass after pass over ``configs``, the un-profiled steps timed again where a pass lacks them."""
     labels = Manifest(labels_path, LABEL_COLUMNS)
     done = {(row["config_id"], row["label_pass"]) for row in labels.rows()}
@@ -120,7 +138,7 @@ def time_label_passes(configs, labels_path, passes, time_limit_s, protocol, prog
         return
     progress = Progress(len(todo), progress_stream)
     with Worker(log_path=labels_path.parent / WORKER_LOG_NAME) as worker:
-        for label_pass, config in todo:
+        for label_pass, config in fresh_worker_per_model(worker, todo, worker_per_model, lambda item: item[1]):
             result = worker.run(config, protocol, None, time_limit_s)
             labels.append({"config_id": config.id, "label_pass": label_pass, **result,
                            "finished_at": utc_now()})
@@ -131,9 +149,9 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def measure_all(configs, manifest, trace_dir, hardware, time_limit_s, protocol, progress):
+def measure_all(configs, manifest, trace_dir, hardware, time_limit_s, protocol, progress, worker_per_model=True):
     with Worker(log_path=trace_dir.parent / WORKER_LOG_NAME) as worker:
-        for config in configs:
+        for config in fresh_worker_per_model(worker, configs, worker_per_model):
             started = time.monotonic()
             result = worker.run(config, protocol, trace_dir, time_limit_s)
             if result["status"] == "ok":
