@@ -186,20 +186,18 @@ def test_samples_the_reconciliation_cannot_explain_are_flagged_never_more_than_h
     assert explained_by_reconciliation(reconciliation, durations, gaps, ops, unprofiled / 3).all()
 
 
-def test_traces_the_reconciliation_cannot_explain_are_not_learnt_from(dataset):
-    """A configuration whose profiled run took 5x what its un-profiled step explains is named in the
-    summary and left out of the op models' training; max_unexplained=None keeps every sample."""
+@pytest.fixture(scope="module")
+def one_unexplained(dataset):
+    """(samples, the odd one's config): four copies of each tiny sample, labelled by one reconciliation law
+    to 5% (the tiny collection's own labels are timings of microsecond steps on whatever machine runs the
+    tests, and a fit to the least absolute deviation needs more than a dozen samples to tell one outlier),
+    then one whose profiled run took 5x what its un-profiled step explains."""
     from dataclasses import replace
 
-    from itercast.predict.dataset import featurise
     from itercast.predict.baselines import measured_op_parts
-    from itercast.predict.lgbm import WindowLGBM
-    from itercast.predict.predictor import Reconciliation, fit_hardware_model, iteration_terms
+    from itercast.predict.dataset import featurise
+    from itercast.predict.predictor import Reconciliation, iteration_terms
 
-    # labels that follow one reconciliation law to 5% (the tiny collection's own are timings of
-    # microsecond steps on whatever machine runs the tests), on four copies of each sample (a fit to the
-    # least absolute deviation needs more than a dozen samples to tell one outlier), then one profiled
-    # run 5x too slow
     tiny = featurise(dataset.configs)
     durations, gaps = measured_op_parts(tiny)
     _, recorded = iteration_terms(tiny)
@@ -210,6 +208,16 @@ def test_traces_the_reconciliation_cannot_explain_are_not_learnt_from(dataset):
                for copy in range(4) for s, ms, n in zip(tiny, law, noise[copy])]
     odd = samples[2].config
     samples[2] = replace(samples[2], config=replace(odd, step_ms=odd.step_ms / 5))
+    return samples, samples[2].config
+
+
+def test_traces_the_reconciliation_cannot_explain_are_not_learnt_from(one_unexplained):
+    """The odd configuration is named in the summary and left out of the op models' training;
+    max_unexplained=None keeps every sample."""
+    from itercast.predict.lgbm import WindowLGBM
+    from itercast.predict.predictor import fit_hardware_model
+
+    samples, odd = one_unexplained
     trained_on = []
 
     class Recording(WindowLGBM):
@@ -224,10 +232,28 @@ def test_traces_the_reconciliation_cannot_explain_are_not_learnt_from(dataset):
     assert fitted.summary["configs"] == len(samples)
     fit_hardware_model("cpu", samples, Recording(rounds=5), max_unexplained=None)
     assert odd.config_id in trained_on and len(trained_on) == len(samples)
-    hardware = odd.hardware
-    kept_all = Predictor(rounds=5, max_unexplained=None).fit(samples).models[hardware]
+    kept_all = Predictor(rounds=5, max_unexplained=None).fit(samples).models[odd.hardware]
     assert kept_all.summary["unexplained_traces"] == []
-    assert Predictor(rounds=5).fit(samples).models[hardware].summary["unexplained_traces"] == [odd.config_id]
+    assert Predictor(rounds=5).fit(samples).models[odd.hardware].summary["unexplained_traces"] == [odd.config_id]
+
+
+def test_train_cli_names_the_traces_it_did_not_learn_from(one_unexplained, tiny_collection, tmp_path, capsys):
+    import csv
+
+    samples, odd = one_unexplained
+    with open(tiny_collection / "manifest.csv", newline="") as handle:
+        rows = {row["config_id"]: row for row in csv.DictReader(handle)}
+    manifest = tmp_path / "manifest.csv"
+    with open(manifest, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(next(iter(rows.values()))))
+        writer.writeheader()
+        for s in samples:
+            original = rows[s.config.config_id.split("#")[0]]
+            writer.writerow({**original, "config_id": s.config.config_id, "step_ms": s.config.step_ms,
+                             "trace_path": str(tiny_collection / original["trace_path"])})
+    assert main(["train", str(manifest), "-o", str(tmp_path / "m.itc"), "--rounds", "5"]) == 0
+    out = capsys.readouterr().out
+    assert f"not learnt from: 1 traces whose profiled runs the reconciliation misses by over 30%: {odd.config_id}" in out
 
 
 def test_head_tail_follows_the_iterations_structure(dataset):

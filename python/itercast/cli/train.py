@@ -52,8 +52,8 @@ def run(args) -> int:
                   f"unprofiled = {rec['scale']:.3f} x op durations + {rec['gap_scale']:.3f} x gaps and head/tail "
                   f"{rec['per_op_ms'] * 1000:+.2f} us/op")
             if info["unexplained_traces"]:
-                print(f"    not learnt from: {len(info['unexplained_traces'])} traces whose profiled runs the reconciliation "
-                      f"misses by over {MAX_UNEXPLAINED:.0%}: {', '.join(info['unexplained_traces'])}")
+                print(f"    not learnt from: {len(info['unexplained_traces'])} traces whose profiled runs the "
+                      f"reconciliation misses by over {MAX_UNEXPLAINED:.0%}: {', '.join(info['unexplained_traces'])}")
     return 0
 
 
