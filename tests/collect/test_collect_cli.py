@@ -63,6 +63,6 @@ def test_label_passes_reach_the_collection(tmp_path, monkeypatch):
     assert main(["collect", "--out", str(tmp_path), "--label-passes", "3"]) == 0
     assert settings["label_passes"] == 3
     assert main(["collect", "--out", str(tmp_path)]) == 0
-    assert settings["label_passes"] == 1 and settings["worker_per_model"] is True
-    assert main(["collect", "--out", str(tmp_path), "--reuse-worker"]) == 0
-    assert settings["worker_per_model"] is False
+    assert settings["label_passes"] == 1 and settings["worker_per_model"] is False
+    assert main(["collect", "--out", str(tmp_path), "--worker-per-model"]) == 0
+    assert settings["worker_per_model"] is True

@@ -33,9 +33,9 @@ def register(subparsers):
                         help="time each ok configuration's un-profiled steps in N passes over the "
                              "grid (the first is the profiled run's own), minutes apart, into "
                              "DIR/labels.csv; a label is their median (default 1)")
-    parser.add_argument("--reuse-worker", action="store_true",
-                        help="run every model in one worker process (default: a fresh worker per "
-                             "model, so that no model inherits another's memory state)")
+    parser.add_argument("--worker-per-model", action="store_true",
+                        help="run each model in a fresh worker process (default: one worker for the "
+                             "whole grid), so that no model inherits another's memory state")
     parser.add_argument("--list", action="store_true", help="print the zoo and exit")
     parser.set_defaults(run=run)
 
@@ -52,7 +52,7 @@ def run(args) -> int:
                    batch_sizes=args.batch_sizes, input_sizes=args.input_sizes,
                    device=args.device, threads=args.threads, dtype=args.dtype,
                    time_limit_s=args.time_limit, label_passes=args.label_passes,
-                   worker_per_model=not args.reuse_worker)
+                   worker_per_model=args.worker_per_model)
     counts = {}
     for row in rows:
         counts[row["status"]] = counts.get(row["status"], 0) + 1

@@ -82,16 +82,17 @@ def check_settings(device: str, threads: int, dtype: str):
 
 def collect(out_dir, models=None, batch_sizes=zoo.DEFAULT_BATCH_SIZES, input_sizes=None,
             device="cpu", threads=1, dtype="float32", time_limit_s=DEFAULT_TIME_LIMIT_S,
-            protocol=Protocol(), progress_stream=None, label_passes=1, worker_per_model=True) -> list[dict]:
+            protocol=Protocol(), progress_stream=None, label_passes=1, worker_per_model=False) -> list[dict]:
     """Measures every configuration not yet in ``out_dir/manifest.csv``; then, with
     ``label_passes`` N > 1, times the un-profiled steps of each ok one again until it has N label
     passes in ``out_dir/labels.csv`` (the manifest's measurement is the first).
 
     ``worker_per_model``: each model's configurations run in a worker process of their own (a torch
-    import, ~1 s, per model); False reuses one worker for the whole grid, as collections before
-    2026-12-03 did. A worker reused over hundreds of configurations carries its history into the
-    next model's memory regime: on the 2-core CPU VM bert_384 at batch 32 and 64 tokens ran its
-    profiled steps at 1.92x its un-profiled ones there and at 1.02x in a fresh worker (docs/collect.md).
+    import, ~1 s, per model) instead of one worker for the whole grid. A worker reused over hundreds of
+    configurations carries its history from model to model (on the 2-core CPU VM bert_384 at batch 32
+    and 64 tokens profiled at 1.92x its un-profiled steps there, 1.02x in a fresh worker), but fresh
+    workers run small models' un-profiled steps faster (median 0.86x over the zoo), which the
+    predictor's reconciliation does not yet map (docs/collect.md): off by default until it does.
 
     Returns the manifest rows of the requested grid, earlier runs' included.
     """
@@ -128,7 +129,8 @@ def fresh_worker_per_model(worker: Worker, items, enabled: bool = True, config_o
         yield item
 
 
-def time_label_passes(configs, labels_path, passes, time_limit_s, protocol, progress_stream, worker_per_model=True):
+def time_label_passes(configs, labels_path, passes, time_limit_s, protocol, progress_stream,
+                      worker_per_model=False):
     """Pass after pass over ``configs``, the un-profiled steps timed again where a pass lacks them."""
     labels = Manifest(labels_path, LABEL_COLUMNS)
     done = {(row["config_id"], row["label_pass"]) for row in labels.rows()}
@@ -149,7 +151,7 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def measure_all(configs, manifest, trace_dir, hardware, time_limit_s, protocol, progress, worker_per_model=True):
+def measure_all(configs, manifest, trace_dir, hardware, time_limit_s, protocol, progress, worker_per_model=False):
     with Worker(log_path=trace_dir.parent / WORKER_LOG_NAME) as worker:
         for config in fresh_worker_per_model(worker, configs, worker_per_model):
             started = time.monotonic()
