@@ -26,7 +26,6 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from itercast.predict import Dataset, Predictor
-    from itercast.predict.predictor import MAX_UNEXPLAINED
 
     dataset = Dataset.from_manifest(args.dataset)
     client = _dask_client(args.dask) if args.dask else None
@@ -51,9 +50,10 @@ def run(args) -> int:
             print(f"  {key}: {info['configs']} configs, {info['models']} architectures; "
                   f"unprofiled = {rec['scale']:.3f} x op durations + {rec['gap_scale']:.3f} x gaps and head/tail "
                   f"{rec['per_op_ms'] * 1000:+.2f} us/op")
-            if info["unexplained_traces"]:
-                print(f"    not learnt from: {len(info['unexplained_traces'])} traces whose profiled runs the "
-                      f"reconciliation misses by over {MAX_UNEXPLAINED:.0%}: {', '.join(info['unexplained_traces'])}")
+            left_out = info["unexplained_traces"]
+            if left_out:
+                print(f"    not learnt from: {len(left_out)} traces whose profiled runs the reconciliation "
+                      f"misses by over {info['max_unexplained']:.0%}: {', '.join(left_out)}")
     return 0
 
 

@@ -212,6 +212,7 @@ def fit_hardware_model(hardware: str, samples: list[TraceSample], window_model: 
                "ops": int(sum(s.op_count for s in samples)), "train_seconds": round(time.perf_counter() - start, 2),
                "median_step_ms": float(np.median(unprofiled)),
                "median_profiler_inflation": float(np.median(profiled / unprofiled)),
+               "max_unexplained": max_unexplained,
                "unexplained_traces": [s.config.config_id for s, k in zip(samples, keep) if not k]}
     return HardwareModel(hardware, window_model, head_tail, reconciliation, vocabulary, summary)
 
