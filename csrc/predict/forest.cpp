@@ -411,6 +411,9 @@ void Forest::build_used_features() {
     for (const Node& node : nodes_) {
         if (!(node.feature_flags & kLeaf)) used[node.feature_flags >> 8] = 1;
     }
+    // LightGBM's linear leaves read their branch's split features, but the fast paths must not
+    // rely on it: a linear feature no split reads is transposed too
+    for (std::int32_t feature : linear_feature_) used[static_cast<std::size_t>(feature)] = 1;
     used_features_.clear();
     slot_of_.assign(used.size(), 0);
     for (std::size_t j = 0; j < used.size(); ++j) {
@@ -418,6 +421,8 @@ void Forest::build_used_features() {
         slot_of_[j] = static_cast<std::uint32_t>(used_features_.size());
         used_features_.push_back(static_cast<std::uint32_t>(j));
     }
+    linear_slot_.clear();
+    for (std::int32_t feature : linear_feature_) linear_slot_.push_back(slot_of_[static_cast<std::size_t>(feature)]);
 }
 
 void Forest::build_bit_splits() {
@@ -426,7 +431,8 @@ void Forest::build_bit_splits() {
     narrow_.clear();
     bit_leaf_base_.clear();
     bit_leaf_value_.clear();
-    bits_ok_ = !has_linear_;
+    bit_leaf_global_.clear();
+    bits_ok_ = true;
     for (std::int32_t root : roots_) {
         // Depth-first, left first: leaves come in left-to-right order, numbered so from 0.
         bit_leaf_base_.push_back(static_cast<std::uint32_t>(bit_leaf_value_.size()));
@@ -439,7 +445,9 @@ void Forest::build_bit_splits() {
             stack.pop_back();
             const Node& node = nodes_[static_cast<std::size_t>(index)];
             if (node.feature_flags & kLeaf) {
-                bit_leaf_value_.push_back(leaf_value_[static_cast<std::size_t>(node_leaf_[static_cast<std::size_t>(index)])]);
+                const std::int32_t leaf = node_leaf_[static_cast<std::size_t>(index)];
+                bit_leaf_value_.push_back(leaf_const_[static_cast<std::size_t>(leaf)]);
+                bit_leaf_global_.push_back(leaf);
                 ++leaves;
                 continue;
             }
@@ -471,6 +479,7 @@ void Forest::build_bit_splits() {
         bit_begin_.clear();
         bit_leaf_base_.clear();
         bit_leaf_value_.clear();
+        bit_leaf_global_.clear();
     }
     build_bit_tests();
 }
@@ -560,7 +569,7 @@ double Forest::leaf_output(std::int32_t leaf, const float* row) const {
 
 template <bool General>
 void Forest::score_rows(const float* block, std::size_t rows, double* out) const {
-    // The general path (NaN in the rows, zero-as-missing or categorical splits, linear leaves).
+    // The general path (NaN in the rows, zero-as-missing or categorical splits).
     // G rows walk each tree in lockstep: G independent load chains for the core to overlap.
     // A group stops when all its rows sit in sinks; at worst after the tree's depth.
     // (Measured on the CPU collection's boosters: G=16 with that early stop beat fixed-depth
@@ -607,7 +616,7 @@ void Forest::score_rows(const float* block, std::size_t rows, double* out) const
 // sink. On the CPU collection's boosters (3,598 rows, 2 x 150 trees) 12.6 -> 11.1 ms CPU with the
 // early stop, against 17.6 ms for the general path; G=16 beat 8 and 32. Bit sets
 // (score_group_bits), for trees of up to 64 leaves, take 6.5 ms.
-void Forest::score_group_fast(const float* transposed, double* sum) const {
+void Forest::score_group_fast(const float* transposed, double* sum, std::int32_t* leaves) const {
     constexpr std::size_t G = kGroup;
     const FastNode* nodes = fast_.data();
     const std::size_t trees = roots_.size();
@@ -625,7 +634,10 @@ void Forest::score_group_fast(const float* transposed, double* sum) const {
             }
             if (active >= 0) break;
         }
-        for (std::size_t g = 0; g < G; ++g) sum[g] += leaf_value_[static_cast<std::size_t>(nodes[n[g]].leaf)];
+        for (std::size_t g = 0; g < G; ++g) sum[g] += leaf_const_[static_cast<std::size_t>(nodes[n[g]].leaf)];
+        if (leaves) {
+            for (std::size_t g = 0; g < G; ++g) leaves[t * G + g] = nodes[n[g]].leaf;
+        }
     }
 }
 
@@ -639,7 +651,7 @@ static_assert(Forest::kGroup == 16, "score_group_bits handles 16 rows");
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)  // ifunc dispatch
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
-void Forest::score_group_bits(const float* transposed, double* sum) const {
+void Forest::score_group_bits(const float* transposed, double* sum, std::int32_t* leaves) const {
     const BitSplit* splits = bit_splits_.data();
     const std::size_t trees = roots_.size();
     for (std::size_t t = 0; t < trees; ++t) {
@@ -656,6 +668,26 @@ void Forest::score_group_bits(const float* transposed, double* sum) const {
             const auto lo = static_cast<std::uint32_t>(low[g]);
             const int leaf = lo ? __builtin_ctz(lo) : 32 + __builtin_ctz(static_cast<std::uint32_t>(high[g]));
             sum[g] += values[leaf];
+            if (leaves) leaves[t * kGroup + g] = bit_leaf_global_[bit_leaf_base_[t] + static_cast<std::uint32_t>(leaf)];
+        }
+    }
+}
+
+// The linear leaves' terms, sum over features of coefficient x value, for the first `count` rows
+// of a group whose constant parts the kernels added: leaves[t * group + g] is row g's leaf in tree t.
+void Forest::add_linear_terms(const std::int32_t* leaves, const float* transposed, std::size_t group,
+                              std::size_t count, double* sum) const {
+    const std::uint32_t* begin = linear_begin_.data();
+    const std::uint32_t* slot = linear_slot_.data();
+    const double* coeff = linear_coeff_.data();
+    for (std::size_t t = 0; t < roots_.size(); ++t) {
+        for (std::size_t g = 0; g < count; ++g) {
+            const auto leaf = static_cast<std::size_t>(leaves[t * group + g]);
+            double term = 0.0;
+            for (std::uint32_t i = begin[leaf]; i < begin[leaf + 1]; ++i) {
+                term += coeff[i] * static_cast<double>(transposed[slot[i] * group + g]);
+            }
+            sum[g] += term;
         }
     }
 }
@@ -684,8 +716,9 @@ __attribute__((target("avx512f"))) void score_bits_avx512(const Forest::BitTest*
                                                           const Forest::TestSplit* splits, const std::uint32_t* begin,
                                                           const std::uint8_t* narrow, std::size_t trees,
                                                           const std::uint32_t* leaf_base,
-                                                          const double* leaf_value, const float* transposed,
-                                                          std::uint16_t* masks, double* sum) {
+                                                          const double* leaf_value, const std::int32_t* leaf_global,
+                                                          const float* transposed, std::uint16_t* masks, double* sum,
+                                                          std::int32_t* leaves) {
     constexpr std::size_t G = Forest::kWideGroup, C = G / 16;  // rows, and vectors of 16 rows
     // each distinct test once: masks[test * C + c], bit g set where row 16 c + g goes right (x > threshold)
     for (std::size_t i = 0; i < test_count; ++i) {
@@ -739,6 +772,10 @@ __attribute__((target("avx512f"))) void score_bits_avx512(const Forest::BitTest*
             acc[2 * c] = _mm512_add_pd(acc[2 * c], _mm512_i32gather_pd(_mm512_castsi512_si256(leaf), values, 8));
             acc[2 * c + 1] = _mm512_add_pd(acc[2 * c + 1],
                                            _mm512_i32gather_pd(_mm512_extracti64x4_epi64(leaf, 1), values, 8));
+            if (leaves) {  // linear leaves: each row's leaf, numbered as the forest's
+                const __m512i at = _mm512_add_epi32(leaf, _mm512_set1_epi32(static_cast<std::int32_t>(leaf_base[t])));
+                _mm512_storeu_si512(leaves + t * G + 16 * c, _mm512_i32gather_epi32(at, leaf_global, 4));
+            }
         }
     }
     for (std::size_t k = 0; k < 2 * C; ++k) _mm512_storeu_pd(sum + 8 * k, acc[k]);
@@ -822,7 +859,7 @@ bool Forest::transpose(const float* x, std::size_t row_stride, const std::int64_
 void Forest::predict_block(const float* x, std::size_t rows, std::size_t row_stride, double* out,
                            const std::int64_t* select) const {
     const std::size_t f = static_cast<std::size_t>(num_features_);
-    const bool plain = !has_special_ && !has_linear_;  // fast paths unless a row holds NaN
+    const bool plain = !has_special_;  // fast paths unless a row holds NaN
     const bool wide = plain && bits_ok_ && use_avx512();
     // rows per block: 32 x 214 floats stay in L1 (general path); the wide kernel takes 64 at once
     const std::size_t B = wide ? kWideGroup : 32;
@@ -830,6 +867,9 @@ void Forest::predict_block(const float* x, std::size_t rows, std::size_t row_str
     std::vector<float> block(B * std::max<std::size_t>(f, 1));
     std::vector<float> transposed(group * std::max<std::size_t>(used_features_.size(), 1));
     std::vector<std::uint16_t> masks(wide ? bit_tests_.size() * (kWideGroup / 16) : 0);
+    // linear leaves: the kernels add the leaves' constants and say which leaf each row reached
+    std::vector<std::int32_t> leaves(has_linear_ ? group * roots_.size() : 0);
+    std::int32_t* const reached = has_linear_ ? leaves.data() : nullptr;
     for (std::size_t r0 = 0; r0 < rows; r0 += B) {
         const std::size_t n = std::min(B, rows - r0);
         bool any_nan = false;
@@ -857,14 +897,15 @@ void Forest::predict_block(const float* x, std::size_t rows, std::size_t row_str
                 if (wide) {
                     score_bits_avx512(bit_tests_.data(), bit_tests_.size(), test_splits_.data(), bit_begin_.data(),
                                       narrow_.data(), roots_.size(), bit_leaf_base_.data(), bit_leaf_value_.data(),
-                                      transposed.data(), masks.data(), sum);
+                                      bit_leaf_global_.data(), transposed.data(), masks.data(), sum, reached);
                 } else
 #endif
                 if (bits_ok_) {
-                    score_group_bits(transposed.data(), sum);
+                    score_group_bits(transposed.data(), sum, reached);
                 } else {
-                    score_group_fast(transposed.data(), sum);
+                    score_group_fast(transposed.data(), sum, reached);
                 }
+                if (reached) add_linear_terms(reached, transposed.data(), group, count, sum);
                 for (std::size_t g = 0; g < count; ++g) out[r0 + g0 + g] = sum[g];
             }
             if (!any_nan) continue;
@@ -881,7 +922,7 @@ void Forest::predict_block(const float* x, std::size_t rows, std::size_t row_str
         if (has_special_ || any_nan) {
             score_rows<true>(block.data(), n, out + r0);
         } else {
-            score_rows<false>(block.data(), n, out + r0);  // linear leaves
+            score_rows<false>(block.data(), n, out + r0);
         }
     }
 }

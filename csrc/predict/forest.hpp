@@ -112,11 +112,15 @@ private:
     void build_used_features();
     void build_bit_tests();
     void build_bit_splits();
-    void score_group_bits(const float* transposed, double* sum) const;
+    // Kernels add each row's leaf constants to sum; with `leaves`, they also write the leaf each
+    // row reached in each tree (leaves[tree * group + row]) for add_linear_terms.
+    void score_group_bits(const float* transposed, double* sum, std::int32_t* leaves) const;
     bool transpose(const float* x, std::size_t row_stride, const std::int64_t* select, std::size_t first,
                    std::size_t count, std::size_t group, float* transposed) const;
     void build_fast_nodes();
-    void score_group_fast(const float* transposed, double* sum) const;
+    void score_group_fast(const float* transposed, double* sum, std::int32_t* leaves) const;
+    void add_linear_terms(const std::int32_t* leaves, const float* transposed, std::size_t group, std::size_t count,
+                          double* sum) const;
     void predict_block(const float* x, std::size_t rows, std::size_t row_stride, double* out,
                        const std::int64_t* select) const;
     template <bool General>
@@ -140,7 +144,8 @@ private:
     std::vector<std::uint8_t> narrow_;    // per tree: <= 32 leaves (the leaf sets' high halves stay full)
     std::vector<std::uint32_t> bit_begin_;   // per tree: its splits [bit_begin_[t], bit_begin_[t + 1])
     std::vector<std::uint32_t> bit_leaf_base_;  // per tree: where its leaves start in bit_leaf_value_
-    std::vector<double> bit_leaf_value_;        // leaf values, each tree's left to right
+    std::vector<double> bit_leaf_value_;        // leaf constants, each tree's left to right
+    std::vector<std::int32_t> bit_leaf_global_;  // the same leaves' indices into leaf_value_
     std::vector<std::int32_t> fast_roots_;
     std::vector<std::int32_t> roots_;  // per tree: its root node (a leaf's sink for one-leaf trees)
     std::vector<int> depth_;           // per tree: steps from the root to its deepest sink
@@ -151,6 +156,7 @@ private:
     std::vector<std::uint32_t> linear_begin_;
     std::vector<std::int32_t> linear_feature_;
     std::vector<double> linear_coeff_;
+    std::vector<std::uint32_t> linear_slot_;  // per linear_feature_: its place in used_features_ (fast paths)
     std::vector<std::uint32_t> cat_ranges_;  // pairs: begin, words into cat_bits_
     std::vector<std::uint32_t> cat_bits_;
 };

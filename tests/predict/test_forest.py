@@ -241,11 +241,13 @@ def test_threads_split_rows_without_changing_scores(data):
     np.testing.assert_array_equal(native._forest.predict(many, rows, threads=3), one[rows])
 
 
+@pytest.mark.parametrize("linear_tree", [False, True])
 @pytest.mark.parametrize("num_leaves", [2, 33, 64, 65, 200])  # bit sets up to 64 leaves, tree walks beyond
-def test_every_tree_size(data, num_leaves):
+def test_every_tree_size(data, num_leaves, linear_tree):
     rng, x, y = data
     big = np.repeat(x, 3, axis=0) + rng.normal(scale=0.01, size=(3 * len(x), x.shape[1])).astype(np.float32)
-    booster = train(big, np.repeat(y, 3), rounds=5, num_leaves=num_leaves, min_data_in_leaf=2)
+    booster = train(big, np.repeat(y, 3), rounds=5, num_leaves=num_leaves, min_data_in_leaf=2, linear_tree=linear_tree)
+    assert NativeBooster.from_booster(booster)._forest.has_linear == linear_tree
     assert_same_scores(booster, big[:1001])
     assert_same_scores(booster, with_nans(rng, big[:1001], 0.01))
 
@@ -268,14 +270,15 @@ def test_forest_kernel_names_what_scores():
         _native.forest_kernel("fast")
 
 
+@pytest.mark.parametrize("linear_tree", [False, True])  # linear leaves: the kernels say which leaf each row reached
 @pytest.mark.parametrize("num_leaves", [2, 31, 32, 33, 63, 64])  # one or both halves of the leaf sets
 @pytest.mark.parametrize("rows", [1, 15, 17, 63, 64, 65, 130, 1001])  # whole and partial row groups
-def test_bit_set_kernels_score_as_lightgbm(data, kernel, num_leaves, rows):
+def test_bit_set_kernels_score_as_lightgbm(data, kernel, num_leaves, rows, linear_tree):
     rng, x, y = data
     big = np.repeat(x, 3, axis=0) + rng.normal(scale=0.01, size=(3 * len(x), x.shape[1])).astype(np.float32)
     # features 5 and 6 unused (constant in training): a NaN there changes no score, fast path or not
     big[:, 5:7] = 0
-    booster = train(big, np.repeat(y, 3), rounds=8, num_leaves=num_leaves, min_data_in_leaf=2)
+    booster = train(big, np.repeat(y, 3), rounds=8, num_leaves=num_leaves, min_data_in_leaf=2, linear_tree=linear_tree)
     test = big[:rows].copy()
     assert_same_scores(booster, test)
     test[:, 5] = np.nan
@@ -283,9 +286,11 @@ def test_bit_set_kernels_score_as_lightgbm(data, kernel, num_leaves, rows):
     assert_same_scores(booster, with_nans(rng, big[:rows], 0.02))
 
 
-def test_the_kernels_agree_bit_for_bit(data):
+@pytest.mark.parametrize("linear_tree", [False, True])
+def test_the_kernels_agree_bit_for_bit(data, linear_tree):
     rng, x, y = data
-    native = NativeBooster.from_booster(train(x, y, rounds=20, num_leaves=63, min_data_in_leaf=2))
+    native = NativeBooster.from_booster(train(x, y, rounds=20, num_leaves=63, min_data_in_leaf=2,
+                                              linear_tree=linear_tree))
     try:
         _native.forest_kernel("portable")
         portable = native.predict(x)
