@@ -30,6 +30,8 @@ def test_featurising_on_dask_matches_in_process(client, tiny_collection):
 def test_training_on_dask_gives_a_working_predictor(client, tiny_collection, tmp_path):
     dataset = Dataset.from_manifest(tiny_collection)
     predictor = Predictor(rounds=10).fit(dataset, client=client)
+    boosters = predictor.models[predictor.hardware[0]].window_model.boosters
+    assert boosters["duration"]._forest.has_linear  # the booster parameters reach the Dask workers
     predictor.save(tmp_path / "m.itc")
     prediction = Predictor.load(tmp_path / "m.itc").predict(dataset.configs[0].trace_path)
     assert prediction.predicted_ms > 0 and np.isfinite(prediction.predicted_ms)

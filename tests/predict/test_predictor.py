@@ -290,22 +290,41 @@ def test_train_cli_scores_each_op_in_its_central_window_unless_told(tiny_collect
     assert loaded.predict(dataset.configs[0].trace_path).predicted_ms > 0
 
 
+@pytest.mark.parametrize("flag,linear", [([], True), (["--constant-leaves"], False)])
+def test_train_cli_fits_linear_leaves_unless_told(tiny_collection, dataset, tmp_path, flag, linear):
+    model = tmp_path / "m.itc"
+    assert main(["train", str(tiny_collection), "-o", str(model), "--rounds", "20", *flag]) == 0
+    loaded = Predictor.load(model)
+    boosters = [m.window_model.boosters for m in loaded.models.values()]
+    assert [b["duration"]._forest.has_linear for b in boosters] == [linear] * len(boosters)
+    assert not any(b["gap"]._forest.has_linear for b in boosters)
+    assert loaded.predict(dataset.configs[0].trace_path).predicted_ms > 0
+
+
 def leaves_per_tree(booster) -> list[int]:
     return [int(line.split("=")[1]) for line in booster.model_text.splitlines() if line.startswith("num_leaves=")]
 
 
-def test_the_gap_booster_is_smaller_than_the_duration_booster(dataset, tmp_path):
-    """By default the gap booster has 31 leaves and half the rounds; label_params sets either booster."""
+def test_default_boosters_linear_durations_and_a_smaller_gap_booster(dataset, tmp_path):
+    """By default the duration booster has linear leaves, the gap booster constant ones, 31 leaves and
+    half the rounds; label_params sets either booster."""
     predictor = Predictor(rounds=20, params={"min_data_in_leaf": 2}).fit(dataset)
     model = predictor.models[predictor.hardware[0]].window_model
     assert model.boosters["duration"].num_trees == 20 and model.boosters["gap"].num_trees == 10
     assert max(leaves_per_tree(model.boosters["gap"])) <= 31 < max(leaves_per_tree(model.boosters["duration"]))
+    assert model.boosters["duration"]._forest.has_linear and not model.boosters["gap"]._forest.has_linear
     predictor.save(tmp_path / "m.itc")
     loaded = Predictor.load(tmp_path / "m.itc").models[predictor.hardware[0]].window_model
-    assert loaded.label_params == model.label_params == {"gap": {"num_leaves": 31, "learning_rate": 0.2,
-                                                                 "rounds": 10}}
+    assert loaded.label_params == model.label_params == {
+        "duration": {"linear_tree": True, "linear_lambda": 10.0},
+        "gap": {"num_leaves": 31, "learning_rate": 0.2, "rounds": 10}}
+    assert loaded.boosters["duration"]._forest.has_linear
     same = Predictor(rounds=20, params={"min_data_in_leaf": 2}, label_params={}).fit(dataset)
-    assert same.models[predictor.hardware[0]].window_model.boosters["gap"].num_trees == 20
+    plain = same.models[predictor.hardware[0]].window_model.boosters
+    assert plain["gap"].num_trees == 20 and not plain["duration"]._forest.has_linear
+    constant = Predictor(rounds=20, params={"min_data_in_leaf": 2}, linear_leaves=False).fit(dataset)
+    boosters = constant.models[predictor.hardware[0]].window_model.boosters
+    assert not boosters["duration"]._forest.has_linear and boosters["gap"].num_trees == 10
 
 
 def test_a_version_2_file_scales_gaps_as_durations(predictor, dataset, tmp_path):

@@ -22,7 +22,7 @@ from itercast.errors import ItercastError
 from itercast.features import DEFAULT_STRIDE, DEFAULT_WIDTH, Windows, timeline_and_windows
 from itercast.predict.baselines import measured_op_parts
 from itercast.predict.dataset import Dataset, TraceSample, featurise
-from itercast.predict.lgbm import DEFAULT_ROUNDS, WindowLGBM
+from itercast.predict.lgbm import DEFAULT_ROUNDS, WindowLGBM, default_label_params
 from itercast.predict.rows import CONTEXT_FEATURES
 from itercast.timeline import FEATURE_SCHEMA_VERSION, Timeline, canonical_names
 
@@ -245,12 +245,15 @@ class Predictor:
 
     def __init__(self, width: int = DEFAULT_WIDTH, stride: int = DEFAULT_STRIDE, objective: str = "log",
                  rounds: int = DEFAULT_ROUNDS, params: dict | None = None, seed: int = 0, predict_rows: str = "central",
-                 label_params: dict[str, dict] | None = None, max_unexplained: float | None = MAX_UNEXPLAINED):
+                 label_params: dict[str, dict] | None = None, max_unexplained: float | None = MAX_UNEXPLAINED,
+                 linear_leaves: bool = True):
         self.width, self.stride = width, stride
         self.objective, self.rounds, self.params, self.seed = objective, rounds, params, seed
         # "central": each op from its most central window (default); "all": every covering window, averaged (ETS).
         self.predict_rows = predict_rows
-        self.label_params = label_params  # per booster (duration, gap); None: default_label_params
+        # per booster (duration, gap); None: default_label_params, with linear leaves in the duration
+        # booster unless linear_leaves is False (more accurate; constant leaves predict twice as fast)
+        self.label_params = default_label_params(rounds, linear_leaves) if label_params is None else label_params
         # training traces the reconciliation misses by more than this are not learnt from; None: all are
         self.max_unexplained = max_unexplained
         self.models: dict[str, HardwareModel] = {}
