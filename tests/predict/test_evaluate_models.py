@@ -120,6 +120,15 @@ def test_lightgbm_variants_differ_only_in_the_rows_they_score(samples, name, pre
     assert np.all(model.fit(samples).predict_op_time(samples) > 0)
 
 
+def test_lightgbm_constant_differs_only_in_its_duration_leaves(samples):
+    model, default = new_model("lightgbm-constant", Settings(rounds=5)), new_model("lightgbm", Settings(rounds=5))
+    assert model.name == "lightgbm-constant" and model.predict_rows == default.predict_rows
+    assert model.label_params == {"gap": default.label_params["gap"]}
+    model.fit(samples)
+    assert not model.boosters["duration"]._forest.has_linear
+    assert np.all(model.predict_op_time(samples) > 0)
+
+
 @pytest.mark.parametrize("name", MODEL_NAMES)
 def test_models_that_predict_durations_and_gaps_get_a_gap_scale_of_their_own(samples, name):
     """The reconciliation scales gaps apart from durations for models that predict the two; the others'
