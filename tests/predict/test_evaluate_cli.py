@@ -25,6 +25,18 @@ def test_prints_one_table_with_every_model_and_writes_the_plot(tmp_path, capsys)
     assert families.read_text().splitlines()[0] == "family,configurations," + ",".join(MODEL_NAMES)
 
 
+def test_table_columns_line_up_with_a_long_model_name(capsys):
+    assert main(["evaluate", str(tiny_collection()), "--models", "median,lightgbm-constant", "--folds", "2",
+                 *QUICK]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = next(line for line in lines if line.startswith("model "))
+    rows = [line for line in lines if line.split()[:1] in (["median"], ["lightgbm-constant"])][:2]
+    assert len(rows) == 2
+    # each figure ends where its heading does
+    mre_end = header.index("MRE") + len("MRE")
+    assert all(row[:mre_end].endswith("%") for row in rows)
+
+
 def test_json_has_both_labels_for_each_chosen_model(capsys):
     code = main(["evaluate", str(tiny_collection()), "--models", "median,linear", "--folds", "2", "--json", *QUICK])
     result = json.loads(capsys.readouterr().out)

@@ -239,15 +239,16 @@ class Evaluation:
     def table(self) -> str:
         s = self.settings
         how = f"holdout {s.test_fraction:.0%} of groups" if s.folds <= 1 else f"{s.folds} folds"
+        w = max([10, *(len(r.name) for r in self.results)])  # the model column fits the longest name
         lines = [f"{self.configurations} configurations, {self.architectures} architectures; split by {s.split} "
                  f"({how}, seed {s.seed}); test configurations per fold: {self.test_sizes}"
                  + ("; scored on these configurations only" if self.scored_on is not None else ""),
-                 f"{'':10} {'-- un-profiled step_ms --':>27}  {'-- profiled iteration --':>27}",
-                 f"{'model':10} {'MRE':>8} {'RMSE ms':>9} {'p90 RE':>8}  {'MRE':>8} {'RMSE ms':>9} {'p90 RE':>8}"
+                 f"{'':{w}} {'-- un-profiled step_ms --':>27}  {'-- profiled iteration --':>27}",
+                 f"{'model':{w}} {'MRE':>8} {'RMSE ms':>9} {'p90 RE':>8}  {'MRE':>8} {'RMSE ms':>9} {'p90 RE':>8}"
                  f"  {'train s':>8} {'predict ms/it':>14}"]
         for r in self.results:
             step, profiled = r.step, r.profiled
-            lines.append(f"{r.name:10} {step.mre:8.1%} {step.rmse_ms:9.2f} {step.p90:8.1%}  {profiled.mre:8.1%} "
+            lines.append(f"{r.name:{w}} {step.mre:8.1%} {step.rmse_ms:9.2f} {step.p90:8.1%}  {profiled.mre:8.1%} "
                          f"{profiled.rmse_ms:9.2f} {profiled.p90:8.1%}  {np.mean(r.train_seconds):8.1f} "
                          f"{r.latency_ms:14.2f}")
         lines.append("train s: mean per fitted model.")
