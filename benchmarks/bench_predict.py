@@ -7,11 +7,13 @@ Without ITERCAST_DATASET a tiny collection is made on the spot (a smoke run).
 
 Model load is measured twice: ``Predictor.load`` (native) and the JSON document plus a
 ``lightgbm.Booster`` per booster text (the load before the native evaluator).
-Latency is measured on the iteration whose op count is nearest 900, four ways in the same run:
+Latency is measured on the iteration whose op count is nearest 900, five ways in the same run:
 the default (what ``HardwareModel.predict_samples`` does: one row per op, its most central
-window, scored natively), the same with the portable bit-set kernel instead of AVX-512, every
-covering window averaged (``predict_rows="all"``, ETS's combination and the default before), and
-the same boosters through ``lightgbm.Booster.predict`` (the path before the native evaluator).
+window, scored natively; linear leaves in the duration booster), the same with the portable
+bit-set kernel instead of AVX-512, a model trained with constant leaves (``--constant-leaves``,
+the faster booster: the one the < 1 ms goal is met with), every covering window averaged
+(``predict_rows="all"``, ETS's combination and the default before), and the same boosters
+through ``lightgbm.Booster.predict`` (the path before the native evaluator).
 ``extra_info`` holds the rows scored, how many of them are distinct (byte-identical rows could be
 scored once) and the distinct ratio over every iteration of the collection.
 """
@@ -58,6 +60,13 @@ def model_file(samples, tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def model(model_file):
     return next(iter(Predictor.load(model_file).models.values()))
+
+
+@pytest.fixture(scope="module")
+def constant_leaves_model(samples, tmp_path_factory):
+    path = tmp_path_factory.mktemp("model") / "constant.itc"
+    Predictor(linear_leaves=False).fit(samples).save(path)
+    return next(iter(Predictor.load(path).models.values()))
 
 
 @pytest.fixture(scope="module")
@@ -127,6 +136,13 @@ def test_prediction_latency_per_iteration_lightgbm(benchmark, model, one):
     benchmark.extra_info["ops_in_iteration"] = one.op_count
     old = benchmark(predict)
     np.testing.assert_allclose(window_model.predict_op_time([one]), old, rtol=1e-9)
+
+
+def test_prediction_latency_per_iteration_constant_leaves(benchmark, constant_leaves_model, one):
+    """A model trained with constant leaves in its duration booster (itercast train --constant-leaves)."""
+    assert not constant_leaves_model.window_model.boosters["duration"]._forest.has_linear
+    profiled, unprofiled = benchmark(predict_fresh, constant_leaves_model, one)
+    assert unprofiled[0] > 0
 
 
 def test_prediction_latency_per_iteration_portable_kernel(benchmark, model, one):
