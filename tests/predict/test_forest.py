@@ -116,9 +116,10 @@ def test_single_leaf_trees(data):
     assert_same_scores(booster, x)
 
 
-def test_selected_rows_and_input_conversion(data):
+@pytest.mark.parametrize("linear_tree", [False, True])
+def test_selected_rows_and_input_conversion(data, linear_tree):
     _, x, y = data
-    native = NativeBooster.from_booster(train(x, y, num_leaves=31))
+    native = NativeBooster.from_booster(train(x, y, num_leaves=31, linear_tree=linear_tree))
     rows = np.array([5, 0, 5, 1499])
     np.testing.assert_array_equal(native.predict(x, rows), native.predict(x[rows]))
     np.testing.assert_array_equal(native.predict(x.astype(np.float64)), native.predict(x))
@@ -231,9 +232,10 @@ def test_unique_rows():
     assert len(empty_first) == 0 and len(empty_inverse) == 0
 
 
-def test_threads_split_rows_without_changing_scores(data):
+@pytest.mark.parametrize("linear_tree", [False, True])
+def test_threads_split_rows_without_changing_scores(data, linear_tree):
     rng, x, y = data
-    native = NativeBooster.from_booster(train(x, y, num_leaves=31))
+    native = NativeBooster.from_booster(train(x, y, num_leaves=31, linear_tree=linear_tree))
     many = np.repeat(with_nans(rng, x, 0.05), 4, axis=0)  # 6,000 rows: enough to split
     one = native._forest.predict(many, threads=1)
     np.testing.assert_array_equal(native._forest.predict(many, threads=2), one)
