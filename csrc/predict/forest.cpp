@@ -445,8 +445,9 @@ void Forest::build_bit_splits() {
             stack.pop_back();
             const Node& node = nodes_[static_cast<std::size_t>(index)];
             if (node.feature_flags & kLeaf) {
+                // linear forests: 0, their leaves' outputs are added whole by add_linear_terms
                 const std::int32_t leaf = node_leaf_[static_cast<std::size_t>(index)];
-                bit_leaf_value_.push_back(leaf_const_[static_cast<std::size_t>(leaf)]);
+                bit_leaf_value_.push_back(has_linear_ ? 0.0 : leaf_value_[static_cast<std::size_t>(leaf)]);
                 bit_leaf_global_.push_back(leaf);
                 ++leaves;
                 continue;
@@ -634,9 +635,10 @@ void Forest::score_group_fast(const float* transposed, double* sum, std::int32_t
             }
             if (active >= 0) break;
         }
-        for (std::size_t g = 0; g < G; ++g) sum[g] += leaf_const_[static_cast<std::size_t>(nodes[n[g]].leaf)];
-        if (leaves) {
+        if (leaves) {  // linear leaves: add_linear_terms adds their outputs
             for (std::size_t g = 0; g < G; ++g) leaves[t * G + g] = nodes[n[g]].leaf;
+        } else {
+            for (std::size_t g = 0; g < G; ++g) sum[g] += leaf_value_[static_cast<std::size_t>(nodes[n[g]].leaf)];
         }
     }
 }
@@ -673,8 +675,10 @@ void Forest::score_group_bits(const float* transposed, double* sum, std::int32_t
     }
 }
 
-// The linear leaves' terms, sum over features of coefficient x value, for the first `count` rows
-// of a group whose constant parts the kernels added: leaves[t * group + g] is row g's leaf in tree t.
+// The linear leaves' outputs, constant plus coefficient x value over the leaf's features, added in
+// tree order to the first `count` rows of a group: leaves[t * group + g] is row g's leaf in tree t.
+// The same arithmetic in the same order as leaf_output on the general walk, so a row scores the
+// same whichever path its block takes.
 void Forest::add_linear_terms(const std::int32_t* leaves, const float* transposed, std::size_t group,
                               std::size_t count, double* sum) const {
     const std::uint32_t* begin = linear_begin_.data();
@@ -683,11 +687,11 @@ void Forest::add_linear_terms(const std::int32_t* leaves, const float* transpose
     for (std::size_t t = 0; t < roots_.size(); ++t) {
         for (std::size_t g = 0; g < count; ++g) {
             const auto leaf = static_cast<std::size_t>(leaves[t * group + g]);
-            double term = 0.0;
+            double output = leaf_const_[leaf];
             for (std::uint32_t i = begin[leaf]; i < begin[leaf + 1]; ++i) {
-                term += coeff[i] * static_cast<double>(transposed[slot[i] * group + g]);
+                output += coeff[i] * static_cast<double>(transposed[slot[i] * group + g]);
             }
-            sum[g] += term;
+            sum[g] += output;
         }
     }
 }
@@ -867,7 +871,7 @@ void Forest::predict_block(const float* x, std::size_t rows, std::size_t row_str
     std::vector<float> block(B * std::max<std::size_t>(f, 1));
     std::vector<float> transposed(group * std::max<std::size_t>(used_features_.size(), 1));
     std::vector<std::uint16_t> masks(wide ? bit_tests_.size() * (kWideGroup / 16) : 0);
-    // linear leaves: the kernels add the leaves' constants and say which leaf each row reached
+    // linear leaves: the kernels say which leaf each row reached, add_linear_terms adds their outputs
     std::vector<std::int32_t> leaves(has_linear_ ? group * roots_.size() : 0);
     std::int32_t* const reached = has_linear_ ? leaves.data() : nullptr;
     for (std::size_t r0 = 0; r0 < rows; r0 += B) {

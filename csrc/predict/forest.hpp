@@ -112,8 +112,8 @@ private:
     void build_used_features();
     void build_bit_tests();
     void build_bit_splits();
-    // Kernels add each row's leaf constants to sum; with `leaves`, they also write the leaf each
-    // row reached in each tree (leaves[tree * group + row]) for add_linear_terms.
+    // Kernels add each row's leaf values to sum; with `leaves` (linear forests), they write the leaf
+    // each row reached in each tree instead (leaves[tree * group + row]) for add_linear_terms.
     void score_group_bits(const float* transposed, double* sum, std::int32_t* leaves) const;
     bool transpose(const float* x, std::size_t row_stride, const std::int64_t* select, std::size_t first,
                    std::size_t count, std::size_t group, float* transposed) const;
@@ -144,7 +144,7 @@ private:
     std::vector<std::uint8_t> narrow_;    // per tree: <= 32 leaves (the leaf sets' high halves stay full)
     std::vector<std::uint32_t> bit_begin_;   // per tree: its splits [bit_begin_[t], bit_begin_[t + 1])
     std::vector<std::uint32_t> bit_leaf_base_;  // per tree: where its leaves start in bit_leaf_value_
-    std::vector<double> bit_leaf_value_;        // leaf constants, each tree's left to right
+    std::vector<double> bit_leaf_value_;        // leaf values (0 in linear forests), each tree's left to right
     std::vector<std::int32_t> bit_leaf_global_;  // the same leaves' indices into leaf_value_
     std::vector<std::int32_t> fast_roots_;
     std::vector<std::int32_t> roots_;  // per tree: its root node (a leaf's sink for one-leaf trees)
