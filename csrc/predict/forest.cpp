@@ -445,9 +445,8 @@ void Forest::build_bit_splits() {
             stack.pop_back();
             const Node& node = nodes_[static_cast<std::size_t>(index)];
             if (node.feature_flags & kLeaf) {
-                // linear forests: 0, their leaves' outputs are added whole by add_linear_terms
                 const std::int32_t leaf = node_leaf_[static_cast<std::size_t>(index)];
-                bit_leaf_value_.push_back(has_linear_ ? 0.0 : leaf_value_[static_cast<std::size_t>(leaf)]);
+                bit_leaf_value_.push_back(leaf_value_[static_cast<std::size_t>(leaf)]);
                 bit_leaf_global_.push_back(leaf);
                 ++leaves;
                 continue;
@@ -669,8 +668,11 @@ void Forest::score_group_bits(const float* transposed, double* sum, std::int32_t
         for (std::size_t g = 0; g < kGroup; ++g) {
             const auto lo = static_cast<std::uint32_t>(low[g]);
             const int leaf = lo ? __builtin_ctz(lo) : 32 + __builtin_ctz(static_cast<std::uint32_t>(high[g]));
-            sum[g] += values[leaf];
-            if (leaves) leaves[t * kGroup + g] = bit_leaf_global_[bit_leaf_base_[t] + static_cast<std::uint32_t>(leaf)];
+            if (leaves) {  // linear leaves: add_linear_terms adds their outputs
+                leaves[t * kGroup + g] = bit_leaf_global_[bit_leaf_base_[t] + static_cast<std::uint32_t>(leaf)];
+            } else {
+                sum[g] += values[leaf];
+            }
         }
     }
 }
@@ -773,13 +775,14 @@ __attribute__((target("avx512f"))) void score_bits_avx512(const Forest::BitTest*
             const __m512i exponent = _mm512_srli_epi32(_mm512_castps_si512(_mm512_cvtepu32_ps(lowest)), 23);
             __m512i leaf = _mm512_sub_epi32(exponent, bias);
             leaf = _mm512_mask_add_epi32(leaf, static_cast<__mmask16>(~in_low), leaf, upper);
+            if (leaves) {  // linear leaves: each row's leaf, numbered as the forest's, for add_linear_terms
+                const __m512i at = _mm512_add_epi32(leaf, _mm512_set1_epi32(static_cast<std::int32_t>(leaf_base[t])));
+                _mm512_storeu_si512(leaves + t * G + 16 * c, _mm512_i32gather_epi32(at, leaf_global, 4));
+                continue;
+            }
             acc[2 * c] = _mm512_add_pd(acc[2 * c], _mm512_i32gather_pd(_mm512_castsi512_si256(leaf), values, 8));
             acc[2 * c + 1] = _mm512_add_pd(acc[2 * c + 1],
                                            _mm512_i32gather_pd(_mm512_extracti64x4_epi64(leaf, 1), values, 8));
-            if (leaves) {  // linear leaves: each row's leaf, numbered as the forest's
-                const __m512i at = _mm512_add_epi32(leaf, _mm512_set1_epi32(static_cast<std::int32_t>(leaf_base[t])));
-                _mm512_storeu_si512(leaves + t * G + 16 * c, _mm512_i32gather_epi32(at, leaf_global, 4));
-            }
         }
     }
     for (std::size_t k = 0; k < 2 * C; ++k) _mm512_storeu_pd(sum + 8 * k, acc[k]);

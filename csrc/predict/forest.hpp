@@ -144,7 +144,7 @@ private:
     std::vector<std::uint8_t> narrow_;    // per tree: <= 32 leaves (the leaf sets' high halves stay full)
     std::vector<std::uint32_t> bit_begin_;   // per tree: its splits [bit_begin_[t], bit_begin_[t + 1])
     std::vector<std::uint32_t> bit_leaf_base_;  // per tree: where its leaves start in bit_leaf_value_
-    std::vector<double> bit_leaf_value_;        // leaf values (0 in linear forests), each tree's left to right
+    std::vector<double> bit_leaf_value_;        // leaf values, each tree's left to right
     std::vector<std::int32_t> bit_leaf_global_;  // the same leaves' indices into leaf_value_
     std::vector<std::int32_t> fast_roots_;
     std::vector<std::int32_t> roots_;  // per tree: its root node (a leaf's sink for one-leaf trees)
