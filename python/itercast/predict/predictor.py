@@ -192,15 +192,16 @@ def fit_hardware_model(hardware: str, samples: list[TraceSample], window_model: 
     unprofiled = np.array([s.config.step_ms for s in samples])
     head_tail_design, recorded_ops = iteration_terms(samples)
     durations_ns, gaps_ns = measured_op_parts(samples)
+    durations_ms = durations_ns / 1e6
     rest_ms = (gaps_ns + np.array([s.head_tail_ns for s in samples])) / 1e6
     separate_gaps = hasattr(window_model, "predict_op_parts")
-    reconciliation = Reconciliation.fit(durations_ns / 1e6, rest_ms, recorded_ops, unprofiled, separate_gaps)
+    reconciliation = Reconciliation.fit(durations_ms, rest_ms, recorded_ops, unprofiled, separate_gaps)
     keep = np.ones(len(samples), dtype=bool)
     if max_unexplained is not None:
-        keep = explained_by_reconciliation(reconciliation, durations_ns / 1e6, rest_ms, recorded_ops, unprofiled,
+        keep = explained_by_reconciliation(reconciliation, durations_ms, rest_ms, recorded_ops, unprofiled,
                                            max_unexplained)
         if not keep.all():
-            reconciliation = Reconciliation.fit(durations_ns[keep] / 1e6, rest_ms[keep], recorded_ops[keep],
+            reconciliation = Reconciliation.fit(durations_ms[keep], rest_ms[keep], recorded_ops[keep],
                                                 unprofiled[keep], separate_gaps)
     kept = [s for s, k in zip(samples, keep) if k]
     window_model.fit(kept, client=client)
