@@ -788,6 +788,56 @@ __attribute__((target("avx512f"))) void score_bits_avx512(const Forest::BitTest*
     for (std::size_t k = 0; k < 2 * C; ++k) _mm512_storeu_pd(sum + 8 * k, acc[k]);
 }
 
+// add_linear_terms for a group of kWideGroup rows, a leaf at a time: the rows a tree sent to one leaf
+// share its terms, so every 8-row slice takes them in one vector and only that leaf's rows keep
+// the result (fewer branches the core cannot predict than choosing slices; eight independent sums
+// hide the add's latency). The rows are read in double once, `widened`: a term is then a multiply
+// and an add. Per lane, the scalar arithmetic in its order (the build keeps the two unfused), so a
+// row scores the same bits as on the other paths.
+__attribute__((target("avx512f"))) void add_linear_terms_avx512(const std::int32_t* leaves, std::size_t trees,
+                                                                const float* transposed, std::size_t slots,
+                                                                const std::uint32_t* begin, const std::uint32_t* slot,
+                                                                const double* coeff, const double* leaf_const,
+                                                                double* widened, double* sum) {
+    constexpr std::size_t G = Forest::kWideGroup, C = G / 16, S = G / 8;  // rows, 16-row and 8-row slices
+    for (std::size_t i = 0; i < slots * S; ++i) {
+        _mm512_storeu_pd(widened + 8 * i, _mm512_cvtps_pd(_mm256_loadu_ps(transposed + 8 * i)));
+    }
+    __m512d total[S];
+    for (std::size_t k = 0; k < S; ++k) total[k] = _mm512_loadu_pd(sum + 8 * k);
+    for (std::size_t t = 0; t < trees; ++t) {
+        const std::int32_t* reached = leaves + t * G;
+        __m512i leaf_of[C];
+        for (std::size_t c = 0; c < C; ++c) leaf_of[c] = _mm512_loadu_si512(reached + 16 * c);
+        std::uint64_t pending = ~std::uint64_t{0};
+        while (pending) {
+            const std::int32_t leaf = reached[__builtin_ctzll(pending)];
+            const __m512i wanted = _mm512_set1_epi32(leaf);
+            std::uint64_t rows = 0;
+            for (std::size_t c = 0; c < C; ++c) {
+                rows |= std::uint64_t{_mm512_cmpeq_epi32_mask(leaf_of[c], wanted)} << (16 * c);
+            }
+            pending &= ~rows;
+            const auto l = static_cast<std::size_t>(leaf);
+            __m512d output[S];
+            for (auto& o : output) o = _mm512_set1_pd(leaf_const[l]);
+            for (std::uint32_t i = begin[l]; i < begin[l + 1]; ++i) {
+                const double* x = widened + slot[i] * G;
+                const __m512d c = _mm512_set1_pd(coeff[i]);
+#pragma GCC unroll 8
+                for (std::size_t k = 0; k < S; ++k) {
+                    output[k] = _mm512_add_pd(output[k], _mm512_mul_pd(c, _mm512_loadu_pd(x + 8 * k)));
+                }
+            }
+#pragma GCC unroll 8
+            for (std::size_t k = 0; k < S; ++k) {
+                total[k] = _mm512_mask_add_pd(total[k], static_cast<__mmask8>(rows >> (8 * k)), total[k], output[k]);
+            }
+        }
+    }
+    for (std::size_t k = 0; k < S; ++k) _mm512_storeu_pd(sum + 8 * k, total[k]);
+}
+
 // Forest::transpose for 64 rows of x (row_stride floats apart, `count` of them real, the rest
 // repeating the last): each used feature's 16-row slices gathered in one instruction.
 __attribute__((target("avx512f"))) bool transpose_avx512(const float* x, std::size_t row_stride, std::size_t count,
@@ -877,6 +927,7 @@ void Forest::predict_block(const float* x, std::size_t rows, std::size_t row_str
     // linear leaves: the kernels say which leaf each row reached, add_linear_terms adds their outputs
     std::vector<std::int32_t> leaves(has_linear_ ? group * roots_.size() : 0);
     std::int32_t* const reached = has_linear_ ? leaves.data() : nullptr;
+    std::vector<double> widened(has_linear_ && wide ? transposed.size() : 0);
     for (std::size_t r0 = 0; r0 < rows; r0 += B) {
         const std::size_t n = std::min(B, rows - r0);
         bool any_nan = false;
@@ -912,7 +963,16 @@ void Forest::predict_block(const float* x, std::size_t rows, std::size_t row_str
                 } else {
                     score_group_fast(transposed.data(), sum, reached);
                 }
-                if (reached) add_linear_terms(reached, transposed.data(), group, count, sum);
+#ifdef ITERCAST_AVX512
+                if (reached && wide) {
+                    add_linear_terms_avx512(reached, roots_.size(), transposed.data(), used_features_.size(),
+                                            linear_begin_.data(), linear_slot_.data(), linear_coeff_.data(),
+                                            leaf_const_.data(), widened.data(), sum);
+                } else
+#endif
+                if (reached) {
+                    add_linear_terms(reached, transposed.data(), group, count, sum);
+                }
                 for (std::size_t g = 0; g < count; ++g) out[r0 + g0 + g] = sum[g];
             }
             if (!any_nan) continue;
