@@ -432,6 +432,7 @@ void Forest::build_bit_splits() {
     bit_leaf_base_.clear();
     bit_leaf_value_.clear();
     bit_leaf_global_.clear();
+    bit_linear_.clear();
     bits_ok_ = true;
     for (std::int32_t root : roots_) {
         // Depth-first, left first: leaves come in left-to-right order, numbered so from 0.
@@ -448,6 +449,10 @@ void Forest::build_bit_splits() {
                 const std::int32_t leaf = node_leaf_[static_cast<std::size_t>(index)];
                 bit_leaf_value_.push_back(leaf_value_[static_cast<std::size_t>(leaf)]);
                 bit_leaf_global_.push_back(leaf);
+                if (has_linear_) {
+                    const auto l = static_cast<std::size_t>(leaf);
+                    bit_linear_.push_back({leaf_const_[l], linear_begin_[l], linear_begin_[l + 1]});
+                }
                 ++leaves;
                 continue;
             }
@@ -480,6 +485,7 @@ void Forest::build_bit_splits() {
         bit_leaf_base_.clear();
         bit_leaf_value_.clear();
         bit_leaf_global_.clear();
+        bit_linear_.clear();
     }
     build_bit_tests();
 }
@@ -722,7 +728,7 @@ __attribute__((target("avx512f"))) void score_bits_avx512(const Forest::BitTest*
                                                           const Forest::TestSplit* splits, const std::uint32_t* begin,
                                                           const std::uint8_t* narrow, std::size_t trees,
                                                           const std::uint32_t* leaf_base,
-                                                          const double* leaf_value, const std::int32_t* leaf_global,
+                                                          const double* leaf_value,
                                                           const float* transposed, std::uint16_t* masks, double* sum,
                                                           std::int32_t* leaves) {
     constexpr std::size_t G = Forest::kWideGroup, C = G / 16;  // rows, and vectors of 16 rows
@@ -775,9 +781,9 @@ __attribute__((target("avx512f"))) void score_bits_avx512(const Forest::BitTest*
             const __m512i exponent = _mm512_srli_epi32(_mm512_castps_si512(_mm512_cvtepu32_ps(lowest)), 23);
             __m512i leaf = _mm512_sub_epi32(exponent, bias);
             leaf = _mm512_mask_add_epi32(leaf, static_cast<__mmask16>(~in_low), leaf, upper);
-            if (leaves) {  // linear leaves: each row's leaf, numbered as the forest's, for add_linear_terms
+            if (leaves) {  // linear leaves: each row's leaf in bit_linear_, for add_linear_terms_avx512
                 const __m512i at = _mm512_add_epi32(leaf, _mm512_set1_epi32(static_cast<std::int32_t>(leaf_base[t])));
-                _mm512_storeu_si512(leaves + t * G + 16 * c, _mm512_i32gather_epi32(at, leaf_global, 4));
+                _mm512_storeu_si512(leaves + t * G + 16 * c, at);
                 continue;
             }
             acc[2 * c] = _mm512_add_pd(acc[2 * c], _mm512_i32gather_pd(_mm512_castsi512_si256(leaf), values, 8));
@@ -796,8 +802,8 @@ __attribute__((target("avx512f"))) void score_bits_avx512(const Forest::BitTest*
 // row scores the same bits as on the other paths.
 __attribute__((target("avx512f"))) void add_linear_terms_avx512(const std::int32_t* leaves, std::size_t trees,
                                                                 const float* transposed, std::size_t slots,
-                                                                const std::uint32_t* begin, const std::uint32_t* slot,
-                                                                const double* coeff, const double* leaf_const,
+                                                                const Forest::LinearLeaf* linear,
+                                                                const std::uint32_t* slot, const double* coeff,
                                                                 double* widened, double* sum) {
     constexpr std::size_t G = Forest::kWideGroup, C = G / 16, S = G / 8;  // rows, 16-row and 8-row slices
     for (std::size_t i = 0; i < slots * S; ++i) {
@@ -818,10 +824,10 @@ __attribute__((target("avx512f"))) void add_linear_terms_avx512(const std::int32
                 rows |= std::uint64_t{_mm512_cmpeq_epi32_mask(leaf_of[c], wanted)} << (16 * c);
             }
             pending &= ~rows;
-            const auto l = static_cast<std::size_t>(leaf);
+            const Forest::LinearLeaf& terms = linear[static_cast<std::size_t>(leaf)];
             __m512d output[S];
-            for (auto& o : output) o = _mm512_set1_pd(leaf_const[l]);
-            for (std::uint32_t i = begin[l]; i < begin[l + 1]; ++i) {
+            for (auto& o : output) o = _mm512_set1_pd(terms.constant);
+            for (std::uint32_t i = terms.begin; i < terms.end; ++i) {
                 const double* x = widened + slot[i] * G;
                 const __m512d c = _mm512_set1_pd(coeff[i]);
 #pragma GCC unroll 8
@@ -955,7 +961,7 @@ void Forest::predict_block(const float* x, std::size_t rows, std::size_t row_str
                 if (wide) {
                     score_bits_avx512(bit_tests_.data(), bit_tests_.size(), test_splits_.data(), bit_begin_.data(),
                                       narrow_.data(), roots_.size(), bit_leaf_base_.data(), bit_leaf_value_.data(),
-                                      bit_leaf_global_.data(), transposed.data(), masks.data(), sum, reached);
+                                      transposed.data(), masks.data(), sum, reached);
                 } else
 #endif
                 if (bits_ok_) {
@@ -966,8 +972,8 @@ void Forest::predict_block(const float* x, std::size_t rows, std::size_t row_str
 #ifdef ITERCAST_AVX512
                 if (reached && wide) {
                     add_linear_terms_avx512(reached, roots_.size(), transposed.data(), used_features_.size(),
-                                            linear_begin_.data(), linear_slot_.data(), linear_coeff_.data(),
-                                            leaf_const_.data(), widened.data(), sum);
+                                            bit_linear_.data(), linear_slot_.data(), linear_coeff_.data(),
+                                            widened.data(), sum);
                 } else
 #endif
                 if (reached) {

@@ -102,6 +102,11 @@ public:
         std::uint32_t slot;
         float threshold;
     };
+    // A linear leaf as the AVX-512 path reads it: its constant and its terms' range, in one place.
+    struct LinearLeaf {
+        double constant;
+        std::uint32_t begin, end;  // into linear_slot_ and linear_coeff_
+    };
     struct TestSplit {
         std::uint32_t test;  // index into bit_tests_
         std::int32_t keep_low;
@@ -113,7 +118,8 @@ private:
     void build_bit_tests();
     void build_bit_splits();
     // Kernels add each row's leaf values to sum; with `leaves` (linear forests), they write the leaf
-    // each row reached in each tree instead (leaves[tree * group + row]) for add_linear_terms.
+    // each row reached in each tree instead (leaves[tree * group + row]) for add_linear_terms: its
+    // index into leaf_value_, or on AVX-512 into bit_leaf_value_ (and bit_linear_).
     void score_group_bits(const float* transposed, double* sum, std::int32_t* leaves) const;
     bool transpose(const float* x, std::size_t row_stride, const std::int64_t* select, std::size_t first,
                    std::size_t count, std::size_t group, float* transposed) const;
@@ -146,6 +152,7 @@ private:
     std::vector<std::uint32_t> bit_leaf_base_;  // per tree: where its leaves start in bit_leaf_value_
     std::vector<double> bit_leaf_value_;        // leaf values, each tree's left to right
     std::vector<std::int32_t> bit_leaf_global_;  // the same leaves' indices into leaf_value_
+    std::vector<LinearLeaf> bit_linear_;          // the same leaves' linear outputs (linear forests)
     std::vector<std::int32_t> fast_roots_;
     std::vector<std::int32_t> roots_;  // per tree: its root node (a leaf's sink for one-leaf trees)
     std::vector<int> depth_;           // per tree: steps from the root to its deepest sink
