@@ -306,17 +306,17 @@ def leaves_per_tree(booster) -> list[int]:
 
 
 def test_default_boosters_linear_durations_and_a_smaller_gap_booster(dataset, tmp_path):
-    """By default the duration booster has linear leaves, the gap booster constant ones, 31 leaves and
-    half the rounds; label_params sets either booster."""
+    """By default the duration booster has linear leaves and four fifths of the rounds, the gap booster
+    constant ones, 31 leaves and half the rounds; label_params sets either booster."""
     predictor = Predictor(rounds=20, params={"min_data_in_leaf": 2}).fit(dataset)
     model = predictor.models[predictor.hardware[0]].window_model
-    assert model.boosters["duration"].num_trees == 20 and model.boosters["gap"].num_trees == 10
+    assert model.boosters["duration"].num_trees == 16 and model.boosters["gap"].num_trees == 10
     assert max(leaves_per_tree(model.boosters["gap"])) <= 31 < max(leaves_per_tree(model.boosters["duration"]))
     assert model.boosters["duration"]._forest.has_linear and not model.boosters["gap"]._forest.has_linear
     predictor.save(tmp_path / "m.itc")
     loaded = Predictor.load(tmp_path / "m.itc").models[predictor.hardware[0]].window_model
     assert loaded.label_params == model.label_params == {
-        "duration": {"linear_tree": True, "linear_lambda": 10.0},
+        "duration": {"linear_tree": True, "linear_lambda": 10.0, "learning_rate": 0.125, "rounds": 16},
         "gap": {"num_leaves": 31, "learning_rate": 0.2, "rounds": 10}}
     assert loaded.boosters["duration"]._forest.has_linear
     same = Predictor(rounds=20, params={"min_data_in_leaf": 2}, label_params={}).fit(dataset)
@@ -324,7 +324,8 @@ def test_default_boosters_linear_durations_and_a_smaller_gap_booster(dataset, tm
     assert plain["gap"].num_trees == 20 and not plain["duration"]._forest.has_linear
     constant = Predictor(rounds=20, params={"min_data_in_leaf": 2}, linear_leaves=False).fit(dataset)
     boosters = constant.models[predictor.hardware[0]].window_model.boosters
-    assert not boosters["duration"]._forest.has_linear and boosters["gap"].num_trees == 10
+    assert not boosters["duration"]._forest.has_linear and boosters["duration"].num_trees == 20
+    assert boosters["gap"].num_trees == 10
 
 
 def test_a_version_2_file_scales_gaps_as_durations(predictor, dataset, tmp_path):
