@@ -11,7 +11,7 @@ Latency is measured on the iteration whose op count is nearest 900, five ways in
 the default (what ``HardwareModel.predict_samples`` does: one row per op, its most central
 window, scored natively; linear leaves in the duration booster), the same with the portable
 bit-set kernel instead of AVX-512, a model trained with constant leaves (``--constant-leaves``,
-the faster booster: the one the < 1 ms goal is met with), every covering window averaged
+the faster, less accurate booster), every covering window averaged
 (``predict_rows="all"``, ETS's combination and the default before), and the same boosters
 through ``lightgbm.Booster.predict`` (the path before the native evaluator).
 ``extra_info`` holds the rows scored, how many of them are distinct (byte-identical rows could be
