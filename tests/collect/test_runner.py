@@ -97,6 +97,52 @@ def test_label_passes_time_each_ok_configuration_again_pass_after_pass(tmp_path,
     assert [row["label_pass"] for row in labels.rows()] == [1, 2, 3]  # only the missing pass
 
 
+def test_label_passes_long_after_the_traces_are_warned_about():
+    from datetime import datetime, timedelta, timezone
+
+    from itercast.collect.runner import label_pass_delay_warning
+
+    now = datetime(2026, 12, 3, 23, 32, tzinfo=timezone.utc)
+    traces = ["2026-12-03T18:20:17+00:00", "2026-12-03T18:48:43+00:00", ""]
+    warning = label_pass_delay_warning(traces, now)
+    assert warning.startswith("warning: label passes begin 4.7 h after the last trace")
+    assert label_pass_delay_warning(traces, datetime(2026, 12, 3, 19, 30, tzinfo=timezone.utc)) is None
+    assert label_pass_delay_warning(traces, datetime(2026, 12, 3, 18, 48, 43, tzinfo=timezone.utc)
+                                    + timedelta(hours=1, seconds=1)) is not None
+    assert label_pass_delay_warning([], now) is None
+
+
+def test_label_passes_write_the_warning_before_they_begin(tmp_path, monkeypatch):
+    import io
+
+    from itercast.collect import runner
+
+    class InstantWorker:
+        def __init__(self, log_path):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def stop(self):
+            pass
+
+        def run(self, config, protocol, trace_dir, time_limit_s):
+            return {"status": "ok", "step_ms": 1.0, "steps": 3}
+
+    monkeypatch.setattr(runner, "Worker", InstantWorker)
+    config = runner.grid(runner.resolve_models(["dlrm_small"]), (2,), (1,), "float32", "cpu", 1)[0]
+    for finished, warned in (("2026-01-01T00:00:00+00:00", True), (runner.utc_now(), False)):
+        stream = io.StringIO()
+        labels = tmp_path / f"labels-{warned}.csv"
+        runner.time_label_passes([config], labels, 2, 10.0, None, stream, traces_finished=[finished])
+        assert ("warning: label passes begin" in stream.getvalue()) == warned
+        assert len(Manifest(labels, runner.LABEL_COLUMNS).rows()) == 1
+
+
 def test_label_passes_below_one_are_refused(tmp_path):
     from itercast.errors import ItercastError
 

@@ -22,6 +22,8 @@ LABELS_NAME = "labels.csv"
 WORKER_LOG_NAME = "worker.log"
 TRACE_DIR_NAME = "traces"
 DEFAULT_TIME_LIMIT_S = 300.0
+# Label passes begun this long after the traces were recorded get a warning (label_pass_delay_warning).
+LATE_LABEL_PASS_S = 3600.0
 
 
 @dataclass(frozen=True)
@@ -112,8 +114,9 @@ def collect(out_dir, models=None, batch_sizes=zoo.DEFAULT_BATCH_SIZES, input_siz
     wanted = {config.id for config in configs}
     rows = [row for row in manifest.rows() if row["config_id"] in wanted]
     ok = {row["config_id"] for row in rows if row["status"] == "ok"}
+    traces_finished = [row["finished_at"] for row in rows if row["status"] == "ok"]
     time_label_passes([config for config in configs if config.id in ok], out_dir / LABELS_NAME,
-                      label_passes, time_limit_s, protocol, progress_stream, worker_per_model)
+                      label_passes, time_limit_s, protocol, progress_stream, worker_per_model, traces_finished)
     return rows
 
 
@@ -130,8 +133,12 @@ def fresh_worker_per_model(worker: Worker, items, enabled: bool = True, config_o
 
 
 def time_label_passes(configs, labels_path, passes, time_limit_s, protocol, progress_stream,
-                      worker_per_model=False):
-    """Pass after pass over ``configs``, the un-profiled steps timed again where a pass lacks them."""
+                      worker_per_model=False, traces_finished=()):
+    """Pass after pass over ``configs``, the un-profiled steps timed again where a pass lacks them.
+
+    ``traces_finished``: when the manifest's rows were recorded (ISO times), for
+    :func:`label_pass_delay_warning`.
+    """
     labels = Manifest(labels_path, LABEL_COLUMNS)
     done = {(row["config_id"], row["label_pass"]) for row in labels.rows()}
     todo = [(label_pass, config) for label_pass in range(1, passes)
@@ -139,12 +146,35 @@ def time_label_passes(configs, labels_path, passes, time_limit_s, protocol, prog
     if not todo:
         return
     progress = Progress(len(todo), progress_stream)
+    warning = label_pass_delay_warning(traces_finished, datetime.now(timezone.utc))
+    if warning:
+        progress.stream.write(warning + "\n")
     with Worker(log_path=labels_path.parent / WORKER_LOG_NAME) as worker:
         for label_pass, config in fresh_worker_per_model(worker, todo, worker_per_model, lambda item: item[1]):
             result = worker.run(config, protocol, None, time_limit_s)
             labels.append({"config_id": config.id, "label_pass": label_pass, **result,
                            "finished_at": utc_now()})
             progress.advance(f"{config.id} (label pass {label_pass}): {result['status']}")
+
+
+def label_pass_delay_warning(traces_finished, now: datetime) -> str | None:
+    """A warning when label passes begin more than LATE_LABEL_PASS_S after the last trace was recorded.
+
+    Drift that scales every step alike is divided out of each pass (predict.dataset.label_passes), but a
+    machine also drifts unevenly: on the 2-core CPU VM, two passes five hours after the traces ran
+    18% faster overall, steps under 5 ms 13% slower than that and 20-100 ms ones 8% faster, so their
+    median strayed 8.8% from the first pass (the passes 3.8% from each other) and the predictor's oracle,
+    which knows every traced op's time, went from 5.2% to 8.7% MRE (docs/collect.md).
+    """
+    times = [datetime.fromisoformat(value) for value in traces_finished if value]
+    if not times:
+        return None
+    hours = (now - max(times)).total_seconds() / 3600
+    if hours * 3600 <= LATE_LABEL_PASS_S:
+        return None
+    return (f"warning: label passes begin {hours:.1f} h after the last trace was recorded; a machine that "
+            f"drifts unevenly gives labels that no longer match the traces (docs/collect.md, \"Label "
+            f"passes\"): time them right after the traces")
 
 
 def utc_now() -> str:
