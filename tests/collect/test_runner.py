@@ -110,6 +110,7 @@ def test_label_passes_long_after_the_traces_are_warned_about():
     assert label_pass_delay_warning(traces, datetime(2026, 12, 3, 18, 48, 43, tzinfo=timezone.utc)
                                     + timedelta(hours=1, seconds=1)) is not None
     assert label_pass_delay_warning([], now) is None
+    assert "4.7 h" in label_pass_delay_warning(["2026-12-03T18:48:43"], now)  # no offset: UTC
 
 
 def test_label_passes_write_the_warning_before_they_begin(tmp_path, monkeypatch):

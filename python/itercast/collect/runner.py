@@ -169,10 +169,11 @@ def label_pass_delay_warning(traces_finished, now: datetime) -> str | None:
     times = [datetime.fromisoformat(value) for value in traces_finished if value]
     if not times:
         return None
-    hours = (now - max(times)).total_seconds() / 3600
-    if hours * 3600 <= LATE_LABEL_PASS_S:
+    last = max(moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc) for moment in times)
+    seconds = (now - last).total_seconds()
+    if seconds <= LATE_LABEL_PASS_S:
         return None
-    return (f"warning: label passes begin {hours:.1f} h after the last trace was recorded; a machine that "
+    return (f"warning: label passes begin {seconds / 3600:.1f} h after the last trace was recorded; a machine that "
             f"drifts unevenly gives labels that no longer match the traces (docs/collect.md, \"Label "
             f"passes\"): time them right after the traces")
 
