@@ -110,9 +110,10 @@ def test_random_forest_average_output(data):
     assert_same_scores(booster, x, raw_score=False)  # predict() averages
 
 
-def test_single_leaf_trees(data):
+@pytest.mark.parametrize("linear_tree", [False, True])
+def test_single_leaf_trees(data, kernel, linear_tree):
     _, x, _ = data
-    booster = train(x, np.full(len(x), 2.5), rounds=3)
+    booster = train(x, np.full(len(x), 2.5), rounds=3, linear_tree=linear_tree)
     assert_same_scores(booster, x)
 
 
