@@ -338,10 +338,11 @@ def test_a_version_2_file_scales_gaps_as_durations(predictor, dataset, tmp_path)
     path = tmp_path / "v2.itc"
     predictor.save(path)
     document = json.loads(path.read_text())
-    assert document["version"] == 3
+    assert document["version"] == 4
     document["version"] = 2
     for entry in document["hardware"].values():
         del entry["reconciliation"]["gap_scale"]
+        del entry["window_model"]["roofline_bytes_from_output"]
     path.write_text(json.dumps(document))
     key = predictor.hardware[0]
     loaded = Predictor.load(path).models[key]
@@ -354,6 +355,21 @@ def test_a_version_2_file_scales_gaps_as_durations(predictor, dataset, tmp_path)
     np.testing.assert_allclose(unprofiled, expected, rtol=1e-12)
 
 
+def test_a_version_3_file_reads_its_prior_as_it_was_fitted(predictor, tmp_path):
+    """Before version 4 the roofline prior read the bytes column alone; such files keep doing so."""
+    path = tmp_path / "v3.itc"
+    predictor.save(path)
+    document = json.loads(path.read_text())
+    key = predictor.hardware[0]
+    assert document["hardware"][key]["window_model"]["roofline_bytes_from_output"] is True
+    document["version"] = 3
+    del document["hardware"][key]["window_model"]["roofline_bytes_from_output"]
+    path.write_text(json.dumps(document))
+    old = Predictor.load(path).models[key].window_model.roofline
+    assert not old.bytes_from_output and predictor.models[key].window_model.roofline.bytes_from_output
+    np.testing.assert_array_equal(old.coefficients, predictor.models[key].window_model.roofline.coefficients)
+
+
 def test_a_model_file_of_another_version_or_with_a_missing_field_fails_clearly(predictor, tmp_path):
     """Version 1 files had rows without the iteration context and one head/tail for every iteration:
     their boosters read other columns, so they must be retrained, not loaded."""
@@ -362,7 +378,7 @@ def test_a_model_file_of_another_version_or_with_a_missing_field_fails_clearly(p
     document = json.loads(path.read_text())
     document["version"] = 1
     path.write_text(json.dumps(document))
-    with pytest.raises(ItercastError, match="version 1, this itercast reads versions 2, 3: retrain it"):
+    with pytest.raises(ItercastError, match="version 1, this itercast reads versions 2, 3, 4: retrain it"):
         Predictor.load(path)
     document["version"] = 3
     del next(iter(document["hardware"].values()))["window_model"]["time_weight"]

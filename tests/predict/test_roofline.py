@@ -39,11 +39,34 @@ def test_groups_are_op_class_and_phase_and_small_groups_get_no_prior():
     assert np.all(predicted[100:] == 0)
 
 
+def test_an_op_without_operand_bytes_counts_its_output_bytes():
+    """Autograd nodes the trace gives no operands for (bytes 0) still write their outputs: the prior
+    scales with those, and an op's own bytes count when larger."""
+    from itercast.predict.roofline import terms
+
+    table_bytes = np.linspace(1e6, 1.2e7, 40)  # dense gradients of embedding tables up to 12 MB
+    x = op_rows("embedding", "backward", np.zeros(40), np.zeros(40))
+    x[:, OP_FEATURES.index("log_output_bytes")] = np.log1p(table_bytes)
+    duration_ns = (20.0 + table_bytes / 3e3) * 1e3  # 20 µs + 3 GB/s
+    bigger = x[-1:].copy()
+    bigger[:, OP_FEATURES.index("log_output_bytes")] = np.log1p(4.8e7)  # a table 4x any in training
+    prior = Roofline.fit(x, duration_ns)
+    assert prior.bytes_from_output
+    assert prior.predict_ns(bigger)[0] == pytest.approx((20.0 + 4.8e7 / 3e3) * 1e3, rel=1e-2)
+    flat = Roofline.fit(x, duration_ns, bytes_from_output=False)  # model files before version 4
+    assert flat.predict_ns(bigger)[0] < 2 * duration_ns.max()
+    both = op_rows("matmul", "forward", np.zeros(2), np.array([5e6, 0.0]))
+    both[:, OP_FEATURES.index("log_output_bytes")] = np.log1p(1e6)
+    np.testing.assert_allclose(terms(both, bytes_from_output=True)[2], [5e6, 1e6], rtol=1e-6)
+    np.testing.assert_allclose(terms(both)[2], [5e6, 0.0], rtol=1e-6)
+
+
 def test_coefficients_round_trip_and_a_wrong_shape_is_refused():
     x = op_rows("matmul", "forward", np.linspace(1e6, 1e8, 20), np.linspace(1e4, 1e6, 20))
     prior = Roofline.fit(x, np.linspace(1e4, 1e6, 20))
     again = Roofline.from_list(prior.to_list())
     np.testing.assert_array_equal(again.predict_ns(x), prior.predict_ns(x))
+    assert again.bytes_from_output and not Roofline.from_list(prior.to_list(), False).bytes_from_output
     with pytest.raises(ValueError, match="shape"):
         Roofline.from_list([[1.0, 2.0, 3.0]])
 

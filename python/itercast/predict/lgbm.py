@@ -196,6 +196,7 @@ class WindowLGBM:
                 "predict_rows": self.predict_rows, "params": self.params, "label_params": self.label_params,
                 "time_weight": self.time_weight, "sample_exponent": self.sample_exponent,
                 "roofline": self.roofline.to_list() if self.roofline is not None else None,
+                "roofline_bytes_from_output": self.roofline is not None and self.roofline.bytes_from_output,
                 "boosters": {label: booster.model_text for label, booster in self.boosters.items()}}
 
     @classmethod
@@ -204,7 +205,8 @@ class WindowLGBM:
                     roofline=data["roofline"] is not None, label_params=data["label_params"],
                     time_weight=data["time_weight"], sample_exponent=data["sample_exponent"])
         if model.use_roofline:
-            model.roofline = Roofline.from_list(data["roofline"])
+            # absent in files of version 3 and before, whose priors read the bytes column alone
+            model.roofline = Roofline.from_list(data["roofline"], data.get("roofline_bytes_from_output", False))
         model.boosters = {label: NativeBooster(text, label) for label, text in data["boosters"].items()}
         return model
 

@@ -29,9 +29,11 @@ from itercast.timeline import FEATURE_SCHEMA_VERSION, Timeline, canonical_names
 MODEL_FORMAT = "itercast-model"
 # 2: rows carry the iteration context (rows.CONTEXT_FEATURES), head/tail is a HeadTail model
 # 3: the reconciliation scales gaps and head/tail apart from op durations (``gap_scale``)
-MODEL_VERSION = 3
-# A version 2 file reads as version 3 with gap_scale = scale: what it predicted.
-READABLE_VERSIONS = (2, 3)
+# 4: the roofline prior's bytes are at least an op's output bytes (``roofline_bytes_from_output``)
+MODEL_VERSION = 4
+# A version 2 file reads as version 3 with gap_scale = scale: what it predicted; version 2 and 3 files
+# read their priors' bytes as they were fitted, from the bytes column alone.
+READABLE_VERSIONS = (2, 3, 4)
 
 
 @dataclass
