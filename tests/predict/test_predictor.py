@@ -316,7 +316,7 @@ def test_default_boosters_linear_durations_and_a_smaller_gap_booster(dataset, tm
     predictor.save(tmp_path / "m.itc")
     loaded = Predictor.load(tmp_path / "m.itc").models[predictor.hardware[0]].window_model
     assert loaded.label_params == model.label_params == {
-        "duration": {"linear_tree": True, "linear_lambda": 10.0, "learning_rate": 0.125, "rounds": 16},
+        "duration": {"linear_tree": True, "linear_lambda": 30.0, "learning_rate": 0.125, "rounds": 16},
         "gap": {"num_leaves": 31, "learning_rate": 0.2, "rounds": 10}}
     assert loaded.boosters["duration"]._forest.has_linear
     same = Predictor(rounds=20, params={"min_data_in_leaf": 2}, label_params={}).fit(dataset)
