@@ -1,5 +1,6 @@
 // Python bindings of model rows from window rows (csrc/predict/op_rows).
 #include <pybind11/numpy.h>
+#include <pybind11/stl.h>
 
 #include <algorithm>
 #include <string>
@@ -92,12 +93,14 @@ bool windows_in_order(const Indices& index, std::size_t width, std::size_t strid
 }
 
 py::tuple roofline_terms(const Floats& x, std::size_t class_begin, std::size_t class_end, std::size_t phase_begin,
-                         std::size_t phase_end, std::size_t log_flops, std::size_t log_bytes) {
+                         std::size_t phase_end, std::size_t log_flops, std::size_t log_bytes,
+                         std::optional<std::size_t> log_output_bytes) {
     check_shape(x, "x", 2);
     const auto columns = static_cast<std::size_t>(x.shape(1));
-    const predict::RooflineColumns at{class_begin, class_end, phase_begin, phase_end, log_flops, log_bytes};
+    const predict::RooflineColumns at{class_begin, class_end, phase_begin, phase_end, log_flops, log_bytes,
+                                      log_output_bytes};
     if (class_begin >= class_end || phase_begin >= phase_end || std::max({class_end, phase_end}) > columns ||
-        std::max(log_flops, log_bytes) >= columns) {
+        std::max({log_flops, log_bytes, log_output_bytes.value_or(0)}) >= columns) {
         throw py::value_error("roofline_terms: the one-hot blocks and log columns must lie within the rows' " +
                               std::to_string(columns) + " columns, each block non-empty");
     }
@@ -151,8 +154,10 @@ void register_rows(py::module_& m) {
           "the last holds width ops (false for no windows).");
     m.def("roofline_terms", &roofline_terms, py::arg("x"), py::arg("class_begin"), py::arg("class_end"),
           py::arg("phase_begin"), py::arg("phase_end"), py::arg("log_flops"), py::arg("log_bytes"),
+          py::arg("log_output_bytes") = py::none(),
           "(group, flops, bytes) per model row: class index x phases + phase index (one-hot dot products, clipped "
-          "to the groups), and the FLOPs and bytes its log(1 + v) columns stand for.");
+          "to the groups), and the FLOPs and bytes its log(1 + v) columns stand for; with log_output_bytes, "
+          "bytes at least the output bytes.");
     m.def("central_pairs", &central_pairs, py::arg("index"), py::arg("width"), py::arg("stride"),
           "(window, position) per op of one iteration's windows in order: the covering window where the op "
           "sits nearest the middle of the window's ops (the earlier on a tie).");

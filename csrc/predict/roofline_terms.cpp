@@ -19,6 +19,7 @@ void roofline_terms(const float* x, std::size_t rows, std::size_t stride, const 
         group[i] = static_cast<std::int64_t>(std::clamp(nearest, 0.0, last));
         flops[i] = from_log1p(row[columns.log_flops]);
         bytes[i] = from_log1p(row[columns.log_bytes]);
+        if (columns.log_output_bytes) bytes[i] = std::max(bytes[i], from_log1p(row[*columns.log_output_bytes]));
     }
 }
 

@@ -209,6 +209,7 @@ def roofline_terms(
     phase_end: int,
     log_flops: int,
     log_bytes: int,
+    log_output_bytes: int | None = None,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
 def central_pairs(
     index: npt.NDArray[np.int64], width: int, stride: int

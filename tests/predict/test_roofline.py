@@ -150,3 +150,8 @@ def test_terms_read_each_rows_group_flops_and_bytes():
     np.testing.assert_allclose(bytes_, np.expm1(x[:, OP_FEATURES.index("log_bytes")].astype(float)), rtol=1e-12)
     with pytest.raises(ValueError, match="within the rows' 10 columns"):
         terms(x[:, :10])
+    from itercast import _native
+    from itercast.predict.roofline import _TERM_COLUMNS
+
+    with pytest.raises(ValueError, match=f"within the rows' {x.shape[1]} columns"):
+        _native.roofline_terms(x, *_TERM_COLUMNS, x.shape[1])  # the output bytes column past the row

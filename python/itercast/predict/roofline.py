@@ -50,11 +50,8 @@ def terms(x: np.ndarray, bytes_from_output: bool = False) -> tuple[np.ndarray, n
     """(group, FLOPs, bytes) of each row's op, natively: the (op class, phase) group from the rows'
     one-hots (rows start with the op's own features), and the FLOPs and bytes of its log columns;
     with ``bytes_from_output``, bytes at least the op's output bytes."""
-    x = np.ascontiguousarray(x, dtype=np.float32)
-    group, flops, bytes_ = _native.roofline_terms(x, *_TERM_COLUMNS)
-    if bytes_from_output:
-        bytes_ = np.maximum(bytes_, np.expm1(x[:, LOG_OUTPUT_BYTES].astype(np.float64)))
-    return group, flops, bytes_
+    return _native.roofline_terms(np.ascontiguousarray(x, dtype=np.float32), *_TERM_COLUMNS,
+                                  LOG_OUTPUT_BYTES if bytes_from_output else None)
 
 
 def _work(flops: np.ndarray, bytes_: np.ndarray) -> np.ndarray:
