@@ -46,6 +46,25 @@ def test_json_has_both_labels_for_each_chosen_model(capsys):
         assert set(model["step_ms"]) == set(model["profiled"]) == {"mre", "rmse_ms", "p90"}
 
 
+def test_calibration_folds_reach_the_predictors_models_only(capsys, monkeypatch):
+    from itercast.predict import evaluate
+
+    seen = {}
+    fit = evaluate.fit_hardware_model
+
+    def spy(hardware, samples, model, **options):
+        seen.setdefault(getattr(model, "name", type(model).__name__), set()).add(options.get("calibration_folds"))
+        return fit(hardware, samples, model, **options)
+
+    monkeypatch.setattr(evaluate, "fit_hardware_model", spy)
+    assert main(["evaluate", str(tiny_collection()), "--models", "lightgbm,lightgbm-constant,opbased",
+                 "--folds", "2", "--json", *QUICK]) == 0
+    assert seen == {"lightgbm": {2}, "lightgbm-constant": {2}, "opbased": {None}}
+    seen.clear()
+    main(["evaluate", str(tiny_collection()), "--models", "lightgbm", "--calibration-folds", "0", "--json", *QUICK])
+    assert seen == {"lightgbm": {None}}
+
+
 def test_limit_configs_uses_a_subset(capsys):
     main(["evaluate", str(tiny_collection()), "--models", "median", "--limit-configs", "6", "--json"])
     assert json.loads(capsys.readouterr().out)["configurations"] == 6

@@ -105,6 +105,16 @@ def test_train_and_predict_cli(tiny_collection, dataset, tmp_path, capsys):
     assert main(["predict", str(tmp_path / "absent.itc"), str(dataset.configs[0].trace_path)]) != 0
 
 
+@pytest.mark.parametrize("flag,folds", [([], 2), (["--calibration-folds", "3"], 3), (["--calibration-folds", "0"], None)])
+def test_train_cli_calibrates_unless_told(tiny_collection, tmp_path, capsys, flag, folds):
+    model = tmp_path / "m.itc"
+    assert main(["train", str(tiny_collection), "-o", str(model), "--rounds", "10", *flag]) == 0
+    assert (f"calibrated on held-out predictions ({folds} groups" in capsys.readouterr().out) == (folds is not None)
+    loaded = next(iter(Predictor.load(model).models.values()))
+    assert loaded.summary["calibration_folds"] == folds
+    assert (loaded.calibration.coefficients != [0.0, 0.0]) == (folds is not None)
+
+
 def test_reconciliation_fits_relative_error():
     from itercast.predict.predictor import Reconciliation
 
@@ -338,11 +348,12 @@ def test_a_version_2_file_scales_gaps_as_durations(predictor, dataset, tmp_path)
     path = tmp_path / "v2.itc"
     predictor.save(path)
     document = json.loads(path.read_text())
-    assert document["version"] == 4
+    assert document["version"] == 5
     document["version"] = 2
     for entry in document["hardware"].values():
         del entry["reconciliation"]["gap_scale"]
         del entry["window_model"]["roofline_bytes_from_output"]
+        del entry["calibration"]
     path.write_text(json.dumps(document))
     key = predictor.hardware[0]
     loaded = Predictor.load(path).models[key]
@@ -353,6 +364,73 @@ def test_a_version_2_file_scales_gaps_as_durations(predictor, dataset, tmp_path)
     profiled, unprofiled = loaded.predict_samples(samples)
     expected = fitted.scale * profiled + fitted.per_op_ms * iteration_terms(samples)[1]
     np.testing.assert_allclose(unprofiled, expected, rtol=1e-12)
+
+
+def test_a_version_4_file_predicts_uncalibrated(predictor, dataset, tmp_path):
+    """Before version 5 there was no calibration: such files predict the reconciled time as they did."""
+    from itercast.predict import featurise
+
+    path = tmp_path / "v4.itc"
+    predictor.save(path)
+    document = json.loads(path.read_text())
+    key = predictor.hardware[0]
+    document["version"] = 4
+    del document["hardware"][key]["calibration"]
+    path.write_text(json.dumps(document))
+    loaded = Predictor.load(path).models[key]
+    assert loaded.calibration.coefficients == [0.0, 0.0]
+    samples = featurise(dataset.configs[:3])
+    _, reconciled, _ = predictor.models[key].predict_parts(samples)
+    np.testing.assert_allclose(loaded.predict_samples(samples)[1], reconciled, rtol=1e-12)
+
+
+def test_the_calibration_learns_from_held_out_architectures(predictor, dataset):
+    """By default a model's un-profiled prediction is its reconciled one times exp(a + b log ops), a and b
+    fitted on predictions of each training architecture by models trained on the others."""
+    from itercast.predict import featurise
+    from itercast.predict.predictor import CALIBRATION_FOLDS, iteration_terms
+
+    model = predictor.models[predictor.hardware[0]]
+    assert model.summary["calibration_folds"] == CALIBRATION_FOLDS == 2
+    a, b = model.calibration.coefficients
+    assert (a, b) != (0.0, 0.0) and np.isfinite([a, b]).all()
+    samples = featurise(dataset.configs[:4])
+    profiled, reconciled, ops = model.predict_parts(samples)
+    np.testing.assert_array_equal(ops, iteration_terms(samples)[1])
+    profiled_again, unprofiled = model.predict_samples(samples)
+    np.testing.assert_array_equal(profiled_again, profiled)  # the profiled time is not calibrated
+    np.testing.assert_allclose(unprofiled, reconciled * np.exp(a + b * np.log(ops)), rtol=1e-12)
+
+
+def test_the_calibration_is_optional_and_needs_two_architectures_per_fold(dataset):
+    from itercast.predict import featurise
+    from itercast.predict.lgbm import WindowLGBM
+    from itercast.predict.predictor import fit_calibration, fit_hardware_model
+
+    plain = Predictor(rounds=5, calibration_folds=None).fit(dataset).models
+    model = next(iter(plain.values()))
+    assert model.calibration.coefficients == [0.0, 0.0] and model.summary["calibration_folds"] is None
+    samples = featurise(dataset.configs)
+    architectures = len({s.config.model for s in samples})
+    assert architectures == 6
+    assert fit_calibration(model, samples, WindowLGBM(rounds=5), folds=4).coefficients == [0.0, 0.0]
+    assert fit_calibration(model, samples, WindowLGBM(rounds=5), folds=3).coefficients != [0.0, 0.0]
+    fitted = fit_hardware_model("cpu", samples, WindowLGBM(rounds=5), calibration_folds=4)
+    assert fitted.calibration.coefficients == [0.0, 0.0] and fitted.summary["calibration_folds"] is None
+
+
+def test_calibration_fit_recovers_a_power_of_the_op_count():
+    from itercast.predict.predictor import Calibration
+
+    rng = np.random.default_rng(0)
+    ops = rng.integers(20, 20_000, size=200)
+    predicted = rng.uniform(1, 500, size=200)
+    truth = predicted * np.exp(-0.1 + 0.015 * np.log(ops))
+    truth[:10] *= 3  # outliers move a least-absolute-deviation fit little
+    calibration = Calibration.fit(predicted, ops, truth)
+    np.testing.assert_allclose(calibration.coefficients, [-0.1, 0.015], atol=1e-6)
+    np.testing.assert_allclose(calibration.apply(predicted[10:], ops[10:]), truth[10:], rtol=1e-6)
+    assert Calibration().apply([2.0], [100]) == pytest.approx([2.0])
 
 
 def test_a_version_3_file_reads_its_prior_as_it_was_fitted(predictor, tmp_path):
@@ -378,7 +456,7 @@ def test_a_model_file_of_another_version_or_with_a_missing_field_fails_clearly(p
     document = json.loads(path.read_text())
     document["version"] = 1
     path.write_text(json.dumps(document))
-    with pytest.raises(ItercastError, match="version 1, this itercast reads versions 2, 3, 4: retrain it"):
+    with pytest.raises(ItercastError, match="version 1, this itercast reads versions 2, 3, 4, 5: retrain it"):
         Predictor.load(path)
     document["version"] = 3
     del next(iter(document["hardware"].values()))["window_model"]["time_weight"]

@@ -30,6 +30,10 @@ def register(subparsers) -> None:
     parser.add_argument("--ets-threads", type=int, default=None, help="torch threads for the ETS reference")
     parser.add_argument("--limit-configs", type=int, default=None, metavar="N",
                         help="use a seeded random subset of N configurations")
+    parser.add_argument("--calibration-folds", type=int, default=defaults.calibration_folds, metavar="K",
+                        help="calibrate lightgbm and its variants as the Predictor does, on held-out predictions "
+                             f"of the training architectures in K groups (default {defaults.calibration_folds}); "
+                             "0: uncalibrated")
     parser.add_argument("--seed", type=int, default=defaults.seed)
     parser.add_argument("--cache", default=None, metavar="FILE",
                         help="pickle of featurised samples: read when it covers the dataset, else written")
@@ -47,7 +51,8 @@ def settings_from(args):
 
     models = tuple(name.strip() for name in args.models.split(",") if name.strip())
     return Settings(models=models, split=args.split, folds=args.folds, seed=args.seed, rounds=args.rounds,
-                    ets_seconds=args.ets_seconds, ets_threads=args.ets_threads)
+                    ets_seconds=args.ets_seconds, ets_threads=args.ets_threads,
+                    calibration_folds=args.calibration_folds or None)
 
 
 def run(args) -> int:

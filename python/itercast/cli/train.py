@@ -7,6 +7,8 @@ import time
 
 
 def register(subparsers) -> None:
+    from itercast.predict.predictor import CALIBRATION_FOLDS
+
     parser = subparsers.add_parser("train", help="train a predictor on a collection (one model per hardware)")
     parser.add_argument("dataset", help="collection directory (or its manifest.csv)")
     parser.add_argument("-o", "--output", required=True, help="model file to write (.itc)")
@@ -23,6 +25,9 @@ def register(subparsers) -> None:
     parser.add_argument("--constant-leaves", action="store_true",
                         help="constant leaves in the duration booster instead of linear ones: less "
                              "accurate, ~15%% faster to predict (default: linear)")
+    parser.add_argument("--calibration-folds", type=int, default=CALIBRATION_FOLDS, metavar="K",
+                        help="calibrate the un-profiled prediction on held-out predictions of the training "
+                             f"architectures, in K groups (default {CALIBRATION_FOLDS}: K more trainings); 0: none")
     parser.add_argument("--dask", metavar="ADDRESS",
                         help="featurise and train on this dask.distributed scheduler")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -37,15 +42,16 @@ def run(args) -> int:
     start = time.perf_counter()
     try:
         predictor = Predictor(args.width, args.stride, args.objective, args.rounds,
-                              predict_rows=args.predict_rows,
-                              linear_leaves=not args.constant_leaves).fit(dataset, client=client)
+                              predict_rows=args.predict_rows, linear_leaves=not args.constant_leaves,
+                              calibration_folds=args.calibration_folds or None).fit(dataset, client=client)
     finally:
         if client is not None:
             client.close()
     predictor.save(args.output)
     summary = {"model": args.output, "seconds": round(time.perf_counter() - start, 2),
                "configs": len(dataset),
-               "hardware": {key: {**m.summary, "reconciliation": vars(m.reconciliation)}
+               "hardware": {key: {**m.summary, "reconciliation": vars(m.reconciliation),
+                                  "calibration": m.calibration.coefficients}
                             for key, m in predictor.models.items()}}
     if args.json:
         print(json.dumps(summary))
@@ -56,6 +62,10 @@ def run(args) -> int:
             print(f"  {key}: {info['configs']} configs, {info['models']} architectures; "
                   f"unprofiled = {rec['scale']:.3f} x op durations + {rec['gap_scale']:.3f} x gaps and head/tail "
                   f"{rec['per_op_ms'] * 1000:+.2f} us/op")
+            if info["calibration_folds"]:
+                a, b = info["calibration"]
+                print(f"    calibrated on held-out predictions ({info['calibration_folds']} groups of architectures): "
+                      f"x exp({a:+.4f} {b:+.4f} log ops)")
             left_out = info["unexplained_traces"]
             if left_out:
                 print(f"    not learnt from: {len(left_out)} traces whose profiled runs the reconciliation "

@@ -3,7 +3,9 @@
 Each model predicts a test trace's summed op time; the harness adds the
 training median head/tail and maps it to the un-profiled iteration time with
 a :class:`~itercast.predict.predictor.Reconciliation` fitted on the training
-samples (both via :func:`fit_hardware_model`, as the Predictor does). Errors
+samples (both via :func:`fit_hardware_model`, as the Predictor does); the
+Predictor's own models (lightgbm and its variants) are calibrated as it calibrates
+them, on held-out predictions of their training set. Errors
 are reported against both labels: the un-profiled ``step_ms`` the job
 experiences, and the trace's own profiled iteration.
 """
@@ -22,7 +24,7 @@ import numpy as np
 from itercast.errors import ItercastError
 from itercast.predict.dataset import SAMPLE_VERSION, Dataset, TraceSample, featurise, group_labels
 from itercast.predict.lgbm import DEFAULT_ROUNDS
-from itercast.predict.predictor import fit_hardware_model
+from itercast.predict.predictor import CALIBRATION_FOLDS, fit_hardware_model
 
 MODEL_NAMES = ("lightgbm", "ets", "opbased", "linear", "median")
 DIAGNOSTICS = ("oracle",)  # chosen by name only: not models, they read the test labels
@@ -54,6 +56,7 @@ class Settings:
     rounds: int = DEFAULT_ROUNDS  # LightGBM rounds, window model and OpBased alike
     ets_seconds: float = 120.0
     ets_threads: int | None = None
+    calibration_folds: int | None = CALIBRATION_FOLDS  # the Predictor's models; None: uncalibrated
 
 
 def new_model(name: str, settings: Settings):
@@ -203,7 +206,9 @@ def evaluate_model(name: str, settings: Settings, folds, samples, verbose: bool 
         for hardware, train_samples in sorted(_by_hardware([samples[i] for i in train]).items()):
             if hardware not in tests:
                 continue
-            fitted = fit_hardware_model(hardware, train_samples, new_model(name, settings))
+            calibration_folds = settings.calibration_folds if name.startswith("lightgbm") else None
+            fitted = fit_hardware_model(hardware, train_samples, new_model(name, settings),
+                                        calibration_folds=calibration_folds)
             start = time.perf_counter()
             profiled_ms, unprofiled_ms = fitted.predict_samples(tests[hardware])
             result.predict_seconds += time.perf_counter() - start

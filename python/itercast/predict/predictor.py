@@ -5,11 +5,13 @@ from its window (LightGBM), averages over covering windows and sums: that
 is the iteration time *as profiled*. A per-hardware linear reconciliation,
 learned from the collection's two labels, maps it to the time the job sees
 without a profiler attached: unprofiled_ms = a * durations_ms + b * (gaps +
-head/tail)_ms + c * ops.
+head/tail)_ms + c * ops. A calibration learnt from held-out predictions of the
+training set corrects what that leaves with the iteration's op count.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import time
@@ -30,10 +32,12 @@ MODEL_FORMAT = "itercast-model"
 # 2: rows carry the iteration context (rows.CONTEXT_FEATURES), head/tail is a HeadTail model
 # 3: the reconciliation scales gaps and head/tail apart from op durations (``gap_scale``)
 # 4: the roofline prior's bytes are at least an op's output bytes (``roofline_bytes_from_output``)
-MODEL_VERSION = 4
+# 5: a Calibration of the un-profiled prediction (``calibration``)
+MODEL_VERSION = 5
 # A version 2 file reads as version 3 with gap_scale = scale: what it predicted; version 2 and 3 files
-# read their priors' bytes as they were fitted, from the bytes column alone.
-READABLE_VERSIONS = (2, 3, 4)
+# read their priors' bytes as they were fitted, from the bytes column alone; files before version 5
+# predict uncalibrated.
+READABLE_VERSIONS = (2, 3, 4, 5)
 
 
 @dataclass
@@ -128,6 +132,37 @@ class HeadTail:
 
 
 @dataclass
+class Calibration:
+    """unprofiled_ms = reconciled_ms * exp(a + b * log(ops)), ``coefficients`` = [a, b], fitted to the least
+    absolute deviation of the log on predictions of training samples made by models that did not see their
+    architecture (:func:`fit_calibration`). ``ops`` counts every op the profiler recorded, as the
+    Reconciliation's does.
+
+    The reconciliation is fitted on measured op times, but applied to predicted ones, and a model's
+    predictions for an architecture it has not seen lean towards the training set's typical op: by
+    architecture (five folds, 651 CPU configurations) it over-predicted iterations of fewer than 300 ops
+    by 3.5% on average and under-predicted those of over 4,000 by 2.2%, with gaps predicted 12% under
+    their measured sum throughout. Fitted on the training set's own (in-sample) predictions the correction
+    is half as large as on held-out ones, which are what a new trace gets (benchmarks/RESULTS.md).
+    """
+
+    coefficients: list[float] = field(default_factory=lambda: [0.0, 0.0])
+
+    @staticmethod
+    def design(ops) -> np.ndarray:
+        ops = np.asarray(ops, dtype=np.float64)
+        return np.column_stack([np.ones(len(ops)), np.log(np.maximum(ops, 1.0))])
+
+    @classmethod
+    def fit(cls, predicted_ms, ops, unprofiled_ms) -> "Calibration":
+        log_ratio = np.log(np.asarray(unprofiled_ms, dtype=np.float64) / np.asarray(predicted_ms, dtype=np.float64))
+        return cls([float(b) for b in least_absolute_deviations(cls.design(ops), log_ratio)])
+
+    def apply(self, predicted_ms, ops) -> np.ndarray:
+        return np.asarray(predicted_ms) * np.exp(self.design(ops) @ np.asarray(self.coefficients))
+
+
+@dataclass
 class HardwareModel:
     """Everything needed to predict for one target hardware."""
 
@@ -137,14 +172,21 @@ class HardwareModel:
     reconciliation: Reconciliation
     vocabulary: set[str]
     summary: dict = field(default_factory=dict)
+    calibration: Calibration = field(default_factory=Calibration)
 
     def predict_samples(self, samples: list[TraceSample]) -> tuple[np.ndarray, np.ndarray]:
         """(profiled_ms, unprofiled_ms) per sample."""
+        profiled_ms, reconciled_ms, recorded_ops = self.predict_parts(samples)
+        return profiled_ms, self.calibration.apply(reconciled_ms, recorded_ops)
+
+    def predict_parts(self, samples: list[TraceSample], window_model=None):
+        """(profiled_ms, reconciled_ms, recorded ops) per sample, from ``window_model`` (this model's by
+        default) and this model's head/tail and reconciliation, before the calibration."""
         head_tail_design, recorded_ops = iteration_terms(samples)
-        durations_ns, gaps_ns = op_time_parts(self.window_model, samples)
+        durations_ns, gaps_ns = op_time_parts(self.window_model if window_model is None else window_model, samples)
         rest_ms = (gaps_ns + self.head_tail.predict_ns(head_tail_design)) / 1e6
         profiled_ms = durations_ns / 1e6 + rest_ms
-        return profiled_ms, self.reconciliation.apply(durations_ns / 1e6, rest_ms, recorded_ops)
+        return profiled_ms, self.reconciliation.apply(durations_ns / 1e6, rest_ms, recorded_ops), recorded_ops
 
 
 def op_time_parts(window_model, samples: list[TraceSample]) -> tuple[np.ndarray, np.ndarray]:
@@ -186,11 +228,18 @@ def explained_by_reconciliation(reconciliation: Reconciliation, durations_ms, re
     return explained if explained.sum() * 2 >= len(explained) else np.ones(len(explained), dtype=bool)
 
 
+# Architectures per inner fold of the calibration's held-out predictions (see fit_calibration).
+CALIBRATION_FOLDS = 2
+
+
 def fit_hardware_model(hardware: str, samples: list[TraceSample], window_model: WindowLGBM,
-                       client=None, max_unexplained: float | None = MAX_UNEXPLAINED) -> HardwareModel:
+                       client=None, max_unexplained: float | None = MAX_UNEXPLAINED,
+                       calibration_folds: int | None = None) -> HardwareModel:
     """Fits the window model, head/tail and reconciliation on the samples whose profiled run the
-    reconciliation explains (all of them when ``max_unexplained`` is None)."""
+    reconciliation explains (all of them when ``max_unexplained`` is None), then with
+    ``calibration_folds`` a Calibration (:func:`fit_calibration`)."""
     start = time.perf_counter()
+    template = copy.deepcopy(window_model) if calibration_folds else None  # unfitted, for the inner folds
     unprofiled = np.array([s.config.step_ms for s in samples])
     head_tail_design, recorded_ops = iteration_terms(samples)
     durations_ns, gaps_ns = measured_op_parts(samples)
@@ -212,12 +261,37 @@ def fit_hardware_model(hardware: str, samples: list[TraceSample], window_model: 
     profiled = np.array([s.profiled_ns for s in samples]) / 1e6
     summary = {"configs": len(samples), "models": len({s.config.model for s in samples}),
                "families": sorted({s.config.family for s in samples}),
-               "ops": int(sum(s.op_count for s in samples)), "train_seconds": round(time.perf_counter() - start, 2),
+               "ops": int(sum(s.op_count for s in samples)),
                "median_step_ms": float(np.median(unprofiled)),
                "median_profiler_inflation": float(np.median(profiled / unprofiled)),
                "max_unexplained": max_unexplained,
                "unexplained_traces": [s.config.config_id for s, k in zip(samples, keep) if not k]}
-    return HardwareModel(hardware, window_model, head_tail, reconciliation, vocabulary, summary)
+    model = HardwareModel(hardware, window_model, head_tail, reconciliation, vocabulary, summary)
+    if calibration_folds:
+        model.calibration = fit_calibration(model, kept, template, calibration_folds, client)
+    summary["calibration_folds"] = calibration_folds if model.calibration.coefficients != [0.0, 0.0] else None
+    summary["train_seconds"] = round(time.perf_counter() - start, 2)
+    return model
+
+
+def fit_calibration(model: HardwareModel, samples: list[TraceSample], template, folds: int,
+                    client=None) -> Calibration:
+    """A Calibration fitted on held-out predictions of ``samples``: their architectures (zoo models) in
+    ``folds`` groups, each group predicted by a copy of the unfitted ``template`` window model trained on
+    the others, with ``model``'s head/tail and reconciliation. None (no correction) with fewer than two
+    architectures per fold."""
+    architectures = sorted({s.config.model for s in samples})
+    if len(architectures) < 2 * folds:
+        return Calibration()
+    order = np.random.default_rng(getattr(template, "seed", 0)).permutation(architectures)
+    fold_of = {architecture: k % folds for k, architecture in enumerate(order)}
+    fold = np.array([fold_of[s.config.model] for s in samples])
+    predicted_ms, ops = np.zeros(len(samples)), np.zeros(len(samples))
+    for k in range(folds):
+        held_out = np.flatnonzero(fold == k)
+        inner = copy.deepcopy(template).fit([s for s, f in zip(samples, fold) if f != k], client=client)
+        _, predicted_ms[held_out], ops[held_out] = model.predict_parts([samples[i] for i in held_out], inner)
+    return Calibration.fit(predicted_ms, ops, [s.config.step_ms for s in samples])
 
 
 @dataclass
@@ -249,7 +323,7 @@ class Predictor:
     def __init__(self, width: int = DEFAULT_WIDTH, stride: int = DEFAULT_STRIDE, objective: str = "log",
                  rounds: int = DEFAULT_ROUNDS, params: dict | None = None, seed: int = 0, predict_rows: str = "central",
                  label_params: dict[str, dict] | None = None, max_unexplained: float | None = MAX_UNEXPLAINED,
-                 linear_leaves: bool = True):
+                 linear_leaves: bool = True, calibration_folds: int | None = CALIBRATION_FOLDS):
         self.width, self.stride = width, stride
         self.objective, self.rounds, self.params, self.seed = objective, rounds, params, seed
         # "central": each op from its most central window (default); "all": every covering window, averaged (ETS).
@@ -259,6 +333,8 @@ class Predictor:
         self.label_params = default_label_params(rounds, linear_leaves) if label_params is None else label_params
         # training traces the reconciliation misses by more than this are not learnt from; None: all are
         self.max_unexplained = max_unexplained
+        # inner folds of held-out predictions the calibration learns from; None: no calibration
+        self.calibration_folds = calibration_folds
         self.models: dict[str, HardwareModel] = {}
 
     def new_window_model(self) -> WindowLGBM:
@@ -272,7 +348,8 @@ class Predictor:
         for sample in samples:
             by_hardware.setdefault(sample.config.hardware, []).append(sample)
         for key, group in sorted(by_hardware.items()):
-            self.models[key] = fit_hardware_model(key, group, self.new_window_model(), client, self.max_unexplained)
+            self.models[key] = fit_hardware_model(key, group, self.new_window_model(), client, self.max_unexplained,
+                                                  self.calibration_folds)
         return self
 
     @property
@@ -342,7 +419,8 @@ class Predictor:
             "width": self.width, "stride": self.stride, "objective": self.objective, "rounds": self.rounds,
             "seed": self.seed,
             "hardware": {key: {"window_model": m.window_model.to_dict(), "head_tail": asdict(m.head_tail),
-                               "reconciliation": asdict(m.reconciliation), "vocabulary": sorted(m.vocabulary),
+                               "reconciliation": asdict(m.reconciliation), "calibration": asdict(m.calibration),
+                               "vocabulary": sorted(m.vocabulary),
                                "summary": m.summary}
                          for key, m in self.models.items()},
         }
@@ -378,4 +456,5 @@ class Predictor:
 def _hardware_model_from(key: str, entry: dict) -> HardwareModel:
     reconciliation = {"gap_scale": entry["reconciliation"]["scale"], **entry["reconciliation"]}  # version 2: one scale
     return HardwareModel(key, WindowLGBM.from_dict(entry["window_model"]), HeadTail(**entry["head_tail"]),
-                         Reconciliation(**reconciliation), set(entry["vocabulary"]), entry.get("summary", {}))
+                         Reconciliation(**reconciliation), set(entry["vocabulary"]), entry.get("summary", {}),
+                         Calibration(**entry.get("calibration", {})))  # before version 5: none
