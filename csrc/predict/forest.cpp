@@ -401,6 +401,7 @@ Forest Forest::parse(std::string_view text) {
         }
     }
     forest.build_used_features();
+    forest.build_linear_leaves();
     forest.build_fast_nodes();
     forest.build_bit_splits();
     return forest;
@@ -423,6 +424,14 @@ void Forest::build_used_features() {
     }
     linear_slot_.clear();
     for (std::int32_t feature : linear_feature_) linear_slot_.push_back(slot_of_[static_cast<std::size_t>(feature)]);
+}
+
+void Forest::build_linear_leaves() {
+    linear_leaf_.clear();
+    if (!has_linear_) return;
+    for (std::size_t l = 0; l < leaf_const_.size(); ++l) {
+        linear_leaf_.push_back({leaf_const_[l], linear_begin_[l], linear_begin_[l + 1]});
+    }
 }
 
 void Forest::build_bit_splits() {
@@ -449,10 +458,7 @@ void Forest::build_bit_splits() {
                 const std::int32_t leaf = node_leaf_[static_cast<std::size_t>(index)];
                 bit_leaf_value_.push_back(leaf_value_[static_cast<std::size_t>(leaf)]);
                 bit_leaf_global_.push_back(leaf);
-                if (has_linear_) {
-                    const auto l = static_cast<std::size_t>(leaf);
-                    bit_linear_.push_back({leaf_const_[l], linear_begin_[l], linear_begin_[l + 1]});
-                }
+                if (has_linear_) bit_linear_.push_back(linear_leaf_[static_cast<std::size_t>(leaf)]);
                 ++leaves;
                 continue;
             }
@@ -684,24 +690,61 @@ void Forest::score_group_bits(const float* transposed, double* sum, std::int32_t
 }
 
 // The linear leaves' outputs, constant plus coefficient x value over the leaf's features, added in
-// tree order to the first `count` rows of a group: leaves[t * group + g] is row g's leaf in tree t.
-// The same arithmetic in the same order as leaf_output on the general walk, so a row scores the
+// tree order to a group of kGroup rows: leaves[t * kGroup + g] is row g's leaf in tree t (global
+// index). A leaf at a time, as add_linear_terms_avx512 takes 64 rows: the rows a tree sent to one
+// leaf share its terms, so each 4-row slice takes them in one vector of doubles and only that leaf's
+// rows keep the result. The rows are read in double once, into `widened`. Per lane, the arithmetic
+// of leaf_output in its order (the build keeps multiplies and adds unfused), so a row scores the
 // same whichever path its block takes.
-void Forest::add_linear_terms(const std::int32_t* leaves, const float* transposed, std::size_t group,
-                              std::size_t count, double* sum) const {
-    const std::uint32_t* begin = linear_begin_.data();
+typedef double F64x4 __attribute__((vector_size(32)));
+typedef std::int64_t I64x4 __attribute__((vector_size(32)));
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)  // ifunc dispatch
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void Forest::add_linear_terms(const std::int32_t* leaves, const float* transposed, double* widened,
+                              double* sum) const {
+    constexpr std::size_t G = kGroup, S = G / 4;  // rows, and 4-row slices
+    static_assert(G <= 32, "a group's rows are one 32-bit set");
+    // lanes of a 4-row slice picked by four bits of a row set
+    static const I64x4 kPick[16] = {
+        {0, 0, 0, 0},   {-1, 0, 0, 0},   {0, -1, 0, 0},   {-1, -1, 0, 0},   {0, 0, -1, 0},   {-1, 0, -1, 0},
+        {0, -1, -1, 0}, {-1, -1, -1, 0}, {0, 0, 0, -1},   {-1, 0, 0, -1},   {0, -1, 0, -1},  {-1, -1, 0, -1},
+        {0, 0, -1, -1}, {-1, 0, -1, -1}, {0, -1, -1, -1}, {-1, -1, -1, -1}};
+    const std::size_t slots = used_features_.size();
+    for (std::size_t i = 0; i < slots * G; ++i) widened[i] = static_cast<double>(transposed[i]);
+    const LinearLeaf* linear = linear_leaf_.data();
     const std::uint32_t* slot = linear_slot_.data();
     const double* coeff = linear_coeff_.data();
+    F64x4 total[S];
+    std::memcpy(total, sum, sizeof total);
     for (std::size_t t = 0; t < roots_.size(); ++t) {
-        for (std::size_t g = 0; g < count; ++g) {
-            const auto leaf = static_cast<std::size_t>(leaves[t * group + g]);
-            double output = leaf_const_[leaf];
-            for (std::uint32_t i = begin[leaf]; i < begin[leaf + 1]; ++i) {
-                output += coeff[i] * static_cast<double>(transposed[slot[i] * group + g]);
+        const std::int32_t* reached = leaves + t * G;
+        std::uint32_t pending = (std::uint32_t{1} << (G - 1) << 1) - 1;  // all G rows
+        while (pending) {
+            const std::int32_t leaf = reached[__builtin_ctz(pending)];
+            std::uint32_t rows = 0;
+            for (std::size_t g = 0; g < G; ++g) rows |= std::uint32_t{reached[g] == leaf} << g;
+            pending &= ~rows;
+            const LinearLeaf& terms = linear[static_cast<std::size_t>(leaf)];
+            F64x4 output[S];
+            for (auto& o : output) o = F64x4{} + terms.constant;
+            for (std::uint32_t i = terms.begin; i < terms.end; ++i) {
+                const double* x = widened + slot[i] * G;
+                for (std::size_t k = 0; k < S; ++k) {
+                    F64x4 v;
+                    std::memcpy(&v, x + 4 * k, sizeof v);
+                    output[k] = output[k] + coeff[i] * v;
+                }
             }
-            sum[g] += output;
+            for (std::size_t k = 0; k < S; ++k) {
+                const I64x4 pick = kPick[(rows >> (4 * k)) & 15];  // (a vector cast reinterprets the bits)
+                const I64x4 chosen = (pick & (I64x4)(total[k] + output[k])) | (~pick & (I64x4)total[k]);
+                total[k] = (F64x4)chosen;
+            }
         }
     }
+    std::memcpy(sum, total, sizeof total);
 }
 
 #ifdef ITERCAST_AVX512
@@ -933,7 +976,7 @@ void Forest::predict_block(const float* x, std::size_t rows, std::size_t row_str
     // linear leaves: the kernels say which leaf each row reached, add_linear_terms adds their outputs
     std::vector<std::int32_t> leaves(has_linear_ ? group * roots_.size() : 0);
     std::int32_t* const reached = has_linear_ ? leaves.data() : nullptr;
-    std::vector<double> widened(has_linear_ && wide ? transposed.size() : 0);
+    std::vector<double> widened(has_linear_ ? transposed.size() : 0);
     for (std::size_t r0 = 0; r0 < rows; r0 += B) {
         const std::size_t n = std::min(B, rows - r0);
         bool any_nan = false;
@@ -977,7 +1020,7 @@ void Forest::predict_block(const float* x, std::size_t rows, std::size_t row_str
                 } else
 #endif
                 if (reached) {
-                    add_linear_terms(reached, transposed.data(), group, count, sum);
+                    add_linear_terms(reached, transposed.data(), widened.data(), sum);
                 }
                 for (std::size_t g = 0; g < count; ++g) out[r0 + g0 + g] = sum[g];
             }

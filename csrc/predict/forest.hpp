@@ -102,7 +102,7 @@ public:
         std::uint32_t slot;
         float threshold;
     };
-    // A linear leaf as the AVX-512 path reads it: its constant and its terms' range, in one place.
+    // A linear leaf as the vector paths read it: its constant and its terms' range, in one place.
     struct LinearLeaf {
         double constant;
         std::uint32_t begin, end;  // into linear_slot_ and linear_coeff_
@@ -125,8 +125,8 @@ private:
                    std::size_t count, std::size_t group, float* transposed) const;
     void build_fast_nodes();
     void score_group_fast(const float* transposed, double* sum, std::int32_t* leaves) const;
-    void add_linear_terms(const std::int32_t* leaves, const float* transposed, std::size_t group, std::size_t count,
-                          double* sum) const;
+    void build_linear_leaves();
+    void add_linear_terms(const std::int32_t* leaves, const float* transposed, double* widened, double* sum) const;
     void predict_block(const float* x, std::size_t rows, std::size_t row_stride, double* out,
                        const std::int64_t* select) const;
     template <bool General>
@@ -164,6 +164,7 @@ private:
     std::vector<std::int32_t> linear_feature_;
     std::vector<double> linear_coeff_;
     std::vector<std::uint32_t> linear_slot_;  // per linear_feature_: its place in used_features_ (fast paths)
+    std::vector<LinearLeaf> linear_leaf_;     // per global leaf: its constant and terms (linear forests)
     std::vector<std::uint32_t> cat_ranges_;  // pairs: begin, words into cat_bits_
     std::vector<std::uint32_t> cat_bits_;
 };
