@@ -155,11 +155,20 @@ class Calibration:
 
     @classmethod
     def fit(cls, predicted_ms, ops, unprofiled_ms) -> "Calibration":
-        log_ratio = np.log(np.asarray(unprofiled_ms, dtype=np.float64) / np.asarray(predicted_ms, dtype=np.float64))
-        return cls([float(b) for b in least_absolute_deviations(cls.design(ops), log_ratio)])
+        """Fitted on the samples with a positive prediction (a weak model's reconciled time can be <= 0:
+        the per-op term is negative); the identity when fewer than four have one."""
+        predicted_ms = np.asarray(predicted_ms, dtype=np.float64)
+        unprofiled_ms = np.asarray(unprofiled_ms, dtype=np.float64)
+        usable = (predicted_ms > 0) & (unprofiled_ms > 0) & np.isfinite(predicted_ms)
+        if usable.sum() < 4:
+            return cls()
+        log_ratio = np.log(unprofiled_ms[usable] / predicted_ms[usable])
+        design = cls.design(np.asarray(ops)[usable])
+        return cls([float(b) for b in least_absolute_deviations(design, log_ratio)])
 
     def apply(self, predicted_ms, ops) -> np.ndarray:
-        return np.asarray(predicted_ms) * np.exp(self.design(ops) @ np.asarray(self.coefficients))
+        a, b = self.coefficients  # design(ops) @ [a, b], without building the design (per prediction)
+        return np.asarray(predicted_ms) * np.exp(a + b * np.log(np.maximum(np.asarray(ops, dtype=np.float64), 1.0)))
 
 
 @dataclass
@@ -228,7 +237,7 @@ def explained_by_reconciliation(reconciliation: Reconciliation, durations_ms, re
     return explained if explained.sum() * 2 >= len(explained) else np.ones(len(explained), dtype=bool)
 
 
-# Architectures per inner fold of the calibration's held-out predictions (see fit_calibration).
+# Groups of training architectures the calibration's held-out predictions come from (fit_calibration).
 CALIBRATION_FOLDS = 2
 
 
@@ -278,8 +287,8 @@ def fit_calibration(model: HardwareModel, samples: list[TraceSample], template, 
                     client=None) -> Calibration:
     """A Calibration fitted on held-out predictions of ``samples``: their architectures (zoo models) in
     ``folds`` groups, each group predicted by a copy of the unfitted ``template`` window model trained on
-    the others, with ``model``'s head/tail and reconciliation. None (no correction) with fewer than two
-    architectures per fold."""
+    the others, with ``model``'s head/tail and reconciliation. With fewer than two architectures a group,
+    the identity (no correction)."""
     architectures = sorted({s.config.model for s in samples})
     if len(architectures) < 2 * folds:
         return Calibration()
