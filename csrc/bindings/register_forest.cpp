@@ -115,6 +115,18 @@ void register_forest(py::module_& m) {
              py::arg("raw_score") = true,
              "booster.predict(x, raw_score=raw_score) of float32 rows, or of x[rows]; raw_score=False "
              "only for identity-output objectives (it averages average_output models).")
+        .def(
+            "set_linear_bounds",
+            [](Forest& forest, std::vector<float> low, std::vector<float> high) {
+                try {
+                    forest.set_linear_bounds(std::move(low), std::move(high));
+                } catch (const std::invalid_argument& error) {
+                    throw py::value_error(error.what());
+                }
+            },
+            py::arg("low"), py::arg("high"),
+            "Linear leaves read feature f within [low[f], high[f]] (one float bound each; none until set).")
+        .def_property_readonly("linear_bounded", &Forest::linear_bounded)
         .def_property_readonly("num_features", &Forest::num_features)
         .def_property_readonly("num_trees", &Forest::num_trees)
         .def_property_readonly("num_nodes", &Forest::num_nodes)

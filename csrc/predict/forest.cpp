@@ -566,15 +566,46 @@ inline bool go_left(const Forest::Node& node, float x, const std::uint32_t* cat_
     return x <= node.threshold;
 }
 
+void Forest::set_linear_bounds(std::vector<float> low, std::vector<float> high) {
+    const auto n = static_cast<std::size_t>(num_features_);
+    if (low.size() != n || high.size() != n) {
+        throw std::invalid_argument("linear bounds: " + std::to_string(low.size()) + " low and " +
+                                    std::to_string(high.size()) + " high values for " + std::to_string(n) +
+                                    " features");
+    }
+    for (std::size_t f = 0; f < n; ++f) {
+        if (!(low[f] <= high[f])) {
+            throw std::invalid_argument("linear bounds: feature " + std::to_string(f) + " has low " +
+                                        std::to_string(low[f]) + " > high " + std::to_string(high[f]));
+        }
+    }
+    linear_low_ = std::move(low);
+    linear_high_ = std::move(high);
+    slot_low_.clear();
+    slot_high_.clear();
+    for (std::uint32_t feature : used_features_) {
+        slot_low_.push_back(linear_low_[feature]);
+        slot_high_.push_back(linear_high_[feature]);
+    }
+}
+
+// x as linear leaves read it: clamped to its bounds (when set) at `low_high_index` of `low`/`high`.
+float Forest::linear_value(float x, std::size_t low_high_index, const std::vector<float>& low,
+                           const std::vector<float>& high) const {
+    if (low.empty()) return x;
+    return std::min(std::max(x, low[low_high_index]), high[low_high_index]);
+}
+
 double Forest::leaf_output(std::int32_t leaf, const float* row) const {
     if (!has_linear_) return leaf_value_[static_cast<std::size_t>(leaf)];
     const std::uint32_t begin = linear_begin_[static_cast<std::size_t>(leaf)];
     const std::uint32_t end = linear_begin_[static_cast<std::size_t>(leaf) + 1];
     double output = leaf_const_[static_cast<std::size_t>(leaf)];
     for (std::uint32_t i = begin; i < end; ++i) {
-        const float x = row[linear_feature_[i]];
+        const auto feature = static_cast<std::size_t>(linear_feature_[i]);
+        const float x = row[feature];
         if (std::isnan(x)) return leaf_value_[static_cast<std::size_t>(leaf)];
-        output += linear_coeff_[i] * static_cast<double>(x);
+        output += linear_coeff_[i] * static_cast<double>(linear_value(x, feature, linear_low_, linear_high_));
     }
     return output;
 }
@@ -712,7 +743,9 @@ void Forest::add_linear_terms(const std::int32_t* leaves, const float* transpose
         {0, -1, -1, 0}, {-1, -1, -1, 0}, {0, 0, 0, -1},   {-1, 0, 0, -1},   {0, -1, 0, -1},  {-1, -1, 0, -1},
         {0, 0, -1, -1}, {-1, 0, -1, -1}, {0, -1, -1, -1}, {-1, -1, -1, -1}};
     const std::size_t slots = used_features_.size();
-    for (std::size_t i = 0; i < slots * G; ++i) widened[i] = static_cast<double>(transposed[i]);
+    for (std::size_t i = 0; i < slots * G; ++i) {
+        widened[i] = static_cast<double>(linear_value(transposed[i], i / G, slot_low_, slot_high_));
+    }
     const LinearLeaf* linear = linear_leaf_.data();
     const std::uint32_t* slot = linear_slot_.data();
     const double* coeff = linear_coeff_.data();
@@ -843,14 +876,20 @@ __attribute__((target("avx512f"))) void score_bits_avx512(const Forest::BitTest*
 // hide the add's latency). The rows are read in double once, `widened`: a term is then a multiply
 // and an add. Per lane, the scalar arithmetic in its order (the build keeps the two unfused), so a
 // row scores the same bits as on the other paths.
+// `low` and `high` (per slot, or null): the bounds linear leaves read values within.
 __attribute__((target("avx512f"))) void add_linear_terms_avx512(const std::int32_t* leaves, std::size_t trees,
                                                                 const float* transposed, std::size_t slots,
                                                                 const Forest::LinearLeaf* linear,
                                                                 const std::uint32_t* slot, const double* coeff,
+                                                                const float* low, const float* high,
                                                                 double* widened, double* sum) {
     constexpr std::size_t G = Forest::kWideGroup, C = G / 16, S = G / 8;  // rows, 16-row and 8-row slices
-    for (std::size_t i = 0; i < slots * S; ++i) {
-        _mm512_storeu_pd(widened + 8 * i, _mm512_cvtps_pd(_mm256_loadu_ps(transposed + 8 * i)));
+    for (std::size_t s = 0; s < slots; ++s) {
+        for (std::size_t k = 0; k < S; ++k) {
+            __m256 v = _mm256_loadu_ps(transposed + s * G + 8 * k);
+            if (low) v = _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(low[s])), _mm256_set1_ps(high[s]));
+            _mm512_storeu_pd(widened + s * G + 8 * k, _mm512_cvtps_pd(v));
+        }
     }
     __m512d total[S];
     for (std::size_t k = 0; k < S; ++k) total[k] = _mm512_loadu_pd(sum + 8 * k);
@@ -1016,7 +1055,8 @@ void Forest::predict_block(const float* x, std::size_t rows, std::size_t row_str
                 if (reached && wide) {
                     add_linear_terms_avx512(reached, roots_.size(), transposed.data(), used_features_.size(),
                                             bit_linear_.data(), linear_slot_.data(), linear_coeff_.data(),
-                                            widened.data(), sum);
+                                            linear_bounded() ? slot_low_.data() : nullptr,
+                                            linear_bounded() ? slot_high_.data() : nullptr, widened.data(), sum);
                 } else
 #endif
                 if (reached) {

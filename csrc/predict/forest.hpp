@@ -43,6 +43,13 @@ public:
     bool has_categorical() const { return has_categorical_; }
     bool has_linear() const { return has_linear_; }
 
+    // Linear leaves read feature f clamped to [low[f], high[f]] (one bound per feature; unbounded until
+    // set): given the range a model was fitted on, a leaf's slopes stop at its edge. Splits are
+    // unaffected when the bounds hold every threshold. Throws std::invalid_argument on a size other
+    // than num_features() or low[f] > high[f].
+    void set_linear_bounds(std::vector<float> low, std::vector<float> high);
+    bool linear_bounded() const { return !linear_low_.empty(); }
+
     // Raw scores (LightGBM's raw_score=True: the sum over trees, never averaged) of `rows` float32 rows, `row_stride` floats apart; out[i] for row i.
     // If `select` is not null, scores rows select[0..rows) of x instead (out[i] for row select[i]).
     // `threads` > 1 splits the rows between that many std::threads when they are many.
@@ -127,6 +134,8 @@ private:
     void score_group_fast(const float* transposed, double* sum, std::int32_t* leaves) const;
     void build_linear_leaves();
     void add_linear_terms(const std::int32_t* leaves, const float* transposed, double* widened, double* sum) const;
+    float linear_value(float x, std::size_t low_high_index, const std::vector<float>& low,
+                       const std::vector<float>& high) const;
     void predict_block(const float* x, std::size_t rows, std::size_t row_stride, double* out,
                        const std::int64_t* select) const;
     template <bool General>
@@ -165,6 +174,9 @@ private:
     std::vector<double> linear_coeff_;
     std::vector<std::uint32_t> linear_slot_;  // per linear_feature_: its place in used_features_ (fast paths)
     std::vector<LinearLeaf> linear_leaf_;     // per global leaf: its constant and terms (linear forests)
+    // set_linear_bounds: per feature (general path) and per used feature's slot (fast paths); empty: none
+    std::vector<float> linear_low_, linear_high_;
+    std::vector<float> slot_low_, slot_high_;
     std::vector<std::uint32_t> cat_ranges_;  // pairs: begin, words into cat_bits_
     std::vector<std::uint32_t> cat_bits_;
 };

@@ -1,7 +1,7 @@
 """Type stubs for itercast._native, the C++ core (csrc/bindings)."""
 
 
-from typing import Literal
+from typing import Literal, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -123,6 +123,10 @@ class Forest:
         threads: int = 1,
         raw_score: bool = True,
     ) -> npt.NDArray[np.float64]: ...
+    def set_linear_bounds(self, low: Sequence[float], high: Sequence[float]) -> None:
+        """Linear leaves read feature f within [low[f], high[f]] (none until set)."""
+    @property
+    def linear_bounded(self) -> bool: ...
     @property
     def num_features(self) -> int: ...
     @property

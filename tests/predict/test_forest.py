@@ -300,3 +300,34 @@ def test_the_kernels_agree_bit_for_bit(data, linear_tree):
     finally:
         _native.forest_kernel("auto")
     np.testing.assert_array_equal(native.predict(x), portable)
+
+
+@pytest.mark.parametrize("num_leaves", [15, 63, 80])  # bit-set kernels (<= 64 leaves) and the fast walk
+@pytest.mark.parametrize("rows", [1, 17, 64, 130])
+def test_linear_bounds_clamp_what_linear_leaves_read(data, kernel, num_leaves, rows):
+    """With the training range as bounds (which holds every split's threshold), linear leaves score as
+    LightGBM does on rows clipped to it, on every path."""
+    rng, x, y = data
+    booster = train(x, y, rounds=10, num_leaves=num_leaves, min_data_in_leaf=2, linear_tree=True)
+    native = NativeBooster.from_booster(booster)
+    assert not native._forest.linear_bounded and native.linear_bounds is None
+    low, high = x.min(axis=0), x.max(axis=0)
+    native.set_linear_bounds(low, high)
+    assert native._forest.linear_bounded
+    wide = (3 * rng.normal(size=(rows, x.shape[1]))).astype(np.float32)
+    for test in (wide, with_nans(rng, wide, 0.05)):  # NaN: the general walk
+        expected = booster.predict(np.clip(test, low.astype(np.float32), high.astype(np.float32)), raw_score=True)
+        np.testing.assert_allclose(native.predict(test), expected, rtol=1e-9, atol=1e-9)
+    far = 10 * x[:50]  # beyond the range: unbounded, the leaves' slopes go on
+    assert not np.allclose(NativeBooster.from_booster(booster).predict(far), native.predict(far))
+
+
+def test_linear_bounds_are_checked(data):
+    _, x, y = data
+    booster = NativeBooster.from_booster(train(x, y, rounds=3, linear_tree=True), "duration")
+    n = booster.num_features
+    with pytest.raises(ValueError, match=f"duration: linear bounds: 2 low and {n} high values for {n} features"):
+        booster.set_linear_bounds([0.0, 0.0], [1.0] * n)
+    with pytest.raises(ValueError, match="feature 1 has low 2.000000 > high 1.000000"):
+        booster.set_linear_bounds([0.0, 2.0] + [0.0] * (n - 2), [1.0] * n)
+    assert booster.linear_bounds is None and not booster._forest.linear_bounded

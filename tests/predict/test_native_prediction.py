@@ -36,12 +36,19 @@ def predictor(samples):
 
 @pytest.mark.parametrize("predict_rows", ["all", "central"])
 def test_native_prediction_equals_lightgbm(predictor, samples, predict_rows):
-    """What predict_op_time returned before it scored natively: lightgbm Boosters from the same text."""
+    """What predict_op_time returned before it scored natively: lightgbm Boosters from the same text, which
+    read the rows clipped to the linear leaves' bounds (the training range: it holds every threshold)."""
     model = next(iter(predictor.models.values())).window_model
     boosters = {label: lightgbm.Booster(model_str=model.boosters[label].model_text) for label in LABELS}
     rows = rows_of(samples, all_pairs if predict_rows == "all" else central_pair_per_op)
     prior = {"duration": to_target(model.roofline.predict_ns(rows.x), model.objective), "gap": 0.0}
-    old = op_sums(rows, sum(from_target(boosters[label].predict(rows.x) + prior[label], model.objective)
+
+    def read(label):
+        bounds = model.boosters[label].linear_bounds
+        return rows.x if bounds is None else np.clip(rows.x, *np.asarray(bounds, dtype=np.float32))
+
+    assert model.boosters["duration"].linear_bounds is not None
+    old = op_sums(rows, sum(from_target(boosters[label].predict(read(label)) + prior[label], model.objective)
                             for label in LABELS), len(samples))
     default = model.predict_rows
     model.predict_rows = predict_rows

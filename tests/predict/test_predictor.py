@@ -9,6 +9,7 @@ import pytest
 from itercast import ItercastError
 from itercast.cli import main
 from itercast.predict import Dataset, Predictor
+from itercast.predict.forest import NativeBooster
 from itercast.timeline import FEATURE_SCHEMA_VERSION
 
 
@@ -348,12 +349,13 @@ def test_a_version_2_file_scales_gaps_as_durations(predictor, dataset, tmp_path)
     path = tmp_path / "v2.itc"
     predictor.save(path)
     document = json.loads(path.read_text())
-    assert document["version"] == 5
+    assert document["version"] == 6
     document["version"] = 2
     for entry in document["hardware"].values():
         del entry["reconciliation"]["gap_scale"]
         del entry["window_model"]["roofline_bytes_from_output"]
         del entry["calibration"]
+        del entry["window_model"]["linear_bounds"]
     path.write_text(json.dumps(document))
     key = predictor.hardware[0]
     loaded = Predictor.load(path).models[key]
@@ -376,6 +378,7 @@ def test_a_version_4_file_predicts_uncalibrated(predictor, dataset, tmp_path):
     key = predictor.hardware[0]
     document["version"] = 4
     del document["hardware"][key]["calibration"]
+    del document["hardware"][key]["window_model"]["linear_bounds"]
     path.write_text(json.dumps(document))
     loaded = Predictor.load(path).models[key]
     assert loaded.calibration.coefficients == [0.0, 0.0]
@@ -383,6 +386,36 @@ def test_a_version_4_file_predicts_uncalibrated(predictor, dataset, tmp_path):
     samples = featurise(dataset.configs[:3])
     _, reconciled, _ = loaded.predict_parts(samples)
     np.testing.assert_array_equal(loaded.predict_samples(samples)[1], reconciled)
+
+
+def test_linear_leaves_read_features_within_their_training_range(predictor, dataset, tmp_path):
+    """The duration booster's linear leaves are bounded by its training rows' range, saved with the model;
+    a version 5 file, from before the bounds, loads without them."""
+    from itercast.predict import featurise
+    from itercast.predict.rows import one_pair_per_op, rows_of
+
+    key = predictor.hardware[0]
+    model = predictor.models[key].window_model
+    duration, gap = model.boosters["duration"], model.boosters["gap"]
+    assert duration._forest.linear_bounded and gap.linear_bounds is None  # the gap booster's leaves are constant
+    kept = [s for s in featurise(dataset.configs) if s.config.config_id not in
+            predictor.models[key].summary["unexplained_traces"]]
+    x = rows_of(kept, lambda w: one_pair_per_op(w, np.random.default_rng(model.seed))).x
+    np.testing.assert_array_equal(duration.linear_bounds[0], x.min(axis=0))
+    np.testing.assert_array_equal(duration.linear_bounds[1], x.max(axis=0))
+    path = tmp_path / "m.itc"
+    predictor.save(path)
+    loaded = Predictor.load(path).models[key].window_model.boosters["duration"]
+    assert loaded.linear_bounds == duration.linear_bounds
+    document = json.loads(path.read_text())
+    document["version"] = 5
+    del document["hardware"][key]["window_model"]["linear_bounds"]
+    path.write_text(json.dumps(document))
+    old = Predictor.load(path).models[key].window_model.boosters["duration"]
+    assert old.linear_bounds is None and not old._forest.linear_bounded
+    far = 3 * x[:200]  # beyond the training range: bounded and unbounded leaves part
+    assert not np.allclose(old.predict(far), duration.predict(far))
+    np.testing.assert_array_equal(old.predict(far), NativeBooster(duration.model_text).predict(far))
 
 
 def test_the_calibration_learns_from_held_out_architectures(predictor, dataset):
@@ -462,7 +495,7 @@ def test_a_model_file_of_another_version_or_with_a_missing_field_fails_clearly(p
     document = json.loads(path.read_text())
     document["version"] = 1
     path.write_text(json.dumps(document))
-    with pytest.raises(ItercastError, match="version 1, this itercast reads versions 2, 3, 4, 5: retrain it"):
+    with pytest.raises(ItercastError, match="version 1, this itercast reads versions 2, 3, 4, 5, 6: retrain it"):
         Predictor.load(path)
     document["version"] = 3
     del next(iter(document["hardware"].values()))["window_model"]["time_weight"]

@@ -28,10 +28,22 @@ class NativeBooster:
             raise ModelTextError(f"{name}: {error}") from None
         self.model_text = model_text
         self.name = name
+        self.linear_bounds: tuple[list[float], list[float]] | None = None  # see set_linear_bounds
 
     @classmethod
     def from_booster(cls, booster, name: str = "booster") -> "NativeBooster":
         return cls(booster.model_to_string(), name)
+
+    def set_linear_bounds(self, low, high) -> None:
+        """Linear leaves read feature f within [low[f], high[f]] (float32), e.g. the range the booster was
+        trained on: their slopes then stop at its edge. Splits read the values as they are."""
+        low = np.asarray(low, dtype=np.float32).tolist()
+        high = np.asarray(high, dtype=np.float32).tolist()
+        try:
+            self._forest.set_linear_bounds(low, high)
+        except ValueError as error:
+            raise ValueError(f"{self.name}: {error}") from None
+        self.linear_bounds = (low, high)
 
     @property
     def num_features(self) -> int:

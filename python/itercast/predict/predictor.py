@@ -33,11 +33,12 @@ MODEL_FORMAT = "itercast-model"
 # 3: the reconciliation scales gaps and head/tail apart from op durations (``gap_scale``)
 # 4: the roofline prior's bytes are at least an op's output bytes (``roofline_bytes_from_output``)
 # 5: a Calibration of the un-profiled prediction (``calibration``)
-MODEL_VERSION = 5
+# 6: linear leaves read features within their training range (the window model's ``linear_bounds``)
+MODEL_VERSION = 6
 # A version 2 file reads as version 3 with gap_scale = scale: what it predicted; version 2 and 3 files
 # read their priors' bytes as they were fitted, from the bytes column alone; files before version 5
-# predict uncalibrated.
-READABLE_VERSIONS = (2, 3, 4, 5)
+# predict uncalibrated, and before version 6 their linear leaves extrapolate without bounds.
+READABLE_VERSIONS = (2, 3, 4, 5, 6)
 
 
 @dataclass
