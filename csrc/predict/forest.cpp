@@ -566,6 +566,13 @@ inline bool go_left(const Forest::Node& node, float x, const std::uint32_t* cat_
     return x <= node.threshold;
 }
 
+namespace {
+// x as linear leaves read it: within [low[i], high[i]] when there are bounds (set_linear_bounds).
+inline float within_bounds(float x, std::size_t i, const std::vector<float>& low, const std::vector<float>& high) {
+    return low.empty() ? x : std::min(std::max(x, low[i]), high[i]);
+}
+}  // namespace
+
 void Forest::set_linear_bounds(std::vector<float> low, std::vector<float> high) {
     const auto n = static_cast<std::size_t>(num_features_);
     if (low.size() != n || high.size() != n) {
@@ -589,13 +596,6 @@ void Forest::set_linear_bounds(std::vector<float> low, std::vector<float> high) 
     }
 }
 
-// x as linear leaves read it: clamped to its bounds (when set) at `low_high_index` of `low`/`high`.
-float Forest::linear_value(float x, std::size_t low_high_index, const std::vector<float>& low,
-                           const std::vector<float>& high) const {
-    if (low.empty()) return x;
-    return std::min(std::max(x, low[low_high_index]), high[low_high_index]);
-}
-
 double Forest::leaf_output(std::int32_t leaf, const float* row) const {
     if (!has_linear_) return leaf_value_[static_cast<std::size_t>(leaf)];
     const std::uint32_t begin = linear_begin_[static_cast<std::size_t>(leaf)];
@@ -605,7 +605,7 @@ double Forest::leaf_output(std::int32_t leaf, const float* row) const {
         const auto feature = static_cast<std::size_t>(linear_feature_[i]);
         const float x = row[feature];
         if (std::isnan(x)) return leaf_value_[static_cast<std::size_t>(leaf)];
-        output += linear_coeff_[i] * static_cast<double>(linear_value(x, feature, linear_low_, linear_high_));
+        output += linear_coeff_[i] * static_cast<double>(within_bounds(x, feature, linear_low_, linear_high_));
     }
     return output;
 }
@@ -744,7 +744,7 @@ void Forest::add_linear_terms(const std::int32_t* leaves, const float* transpose
         {0, 0, -1, -1}, {-1, 0, -1, -1}, {0, -1, -1, -1}, {-1, -1, -1, -1}};
     const std::size_t slots = used_features_.size();
     for (std::size_t i = 0; i < slots * G; ++i) {
-        widened[i] = static_cast<double>(linear_value(transposed[i], i / G, slot_low_, slot_high_));
+        widened[i] = static_cast<double>(within_bounds(transposed[i], i / G, slot_low_, slot_high_));
     }
     const LinearLeaf* linear = linear_leaf_.data();
     const std::uint32_t* slot = linear_slot_.data();

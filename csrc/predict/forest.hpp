@@ -134,8 +134,6 @@ private:
     void score_group_fast(const float* transposed, double* sum, std::int32_t* leaves) const;
     void build_linear_leaves();
     void add_linear_terms(const std::int32_t* leaves, const float* transposed, double* widened, double* sum) const;
-    float linear_value(float x, std::size_t low_high_index, const std::vector<float>& low,
-                       const std::vector<float>& high) const;
     void predict_block(const float* x, std::size_t rows, std::size_t row_stride, double* out,
                        const std::int64_t* select) const;
     template <bool General>
