@@ -126,7 +126,13 @@ void register_forest(py::module_& m) {
             },
             py::arg("low"), py::arg("high"),
             "Linear leaves read feature f within [low[f], high[f]] (one float bound each; none until set).")
-        .def_property_readonly("linear_bounded", &Forest::linear_bounded)
+        .def_property_readonly(
+            "linear_bounds",
+            [](const Forest& forest) -> py::object {
+                if (!forest.linear_bounded()) return py::none();
+                return py::make_tuple(forest.linear_low(), forest.linear_high());
+            },
+            "(low, high) as set by set_linear_bounds, or None")
         .def_property_readonly("num_features", &Forest::num_features)
         .def_property_readonly("num_trees", &Forest::num_trees)
         .def_property_readonly("num_nodes", &Forest::num_nodes)

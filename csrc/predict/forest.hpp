@@ -49,6 +49,8 @@ public:
     // than num_features() or low[f] > high[f].
     void set_linear_bounds(std::vector<float> low, std::vector<float> high);
     bool linear_bounded() const { return !linear_low_.empty(); }
+    const std::vector<float>& linear_low() const { return linear_low_; }  // empty until set
+    const std::vector<float>& linear_high() const { return linear_high_; }
 
     // Raw scores (LightGBM's raw_score=True: the sum over trees, never averaged) of `rows` float32 rows, `row_stride` floats apart; out[i] for row i.
     // If `select` is not null, scores rows select[0..rows) of x instead (out[i] for row select[i]).

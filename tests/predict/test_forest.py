@@ -310,10 +310,10 @@ def test_linear_bounds_clamp_what_linear_leaves_read(data, kernel, num_leaves, r
     rng, x, y = data
     booster = train(x, y, rounds=10, num_leaves=num_leaves, min_data_in_leaf=2, linear_tree=True)
     native = NativeBooster.from_booster(booster)
-    assert not native._forest.linear_bounded and native.linear_bounds is None
+    assert native.linear_bounds is None
     low, high = x.min(axis=0), x.max(axis=0)
     native.set_linear_bounds(low, high)
-    assert native._forest.linear_bounded
+    assert native.linear_bounds == (low.tolist(), high.tolist())
     wide = (3 * rng.normal(size=(rows, x.shape[1]))).astype(np.float32)
     for test in (wide, with_nans(rng, wide, 0.05)):  # NaN: the general walk
         expected = booster.predict(np.clip(test, low.astype(np.float32), high.astype(np.float32)), raw_score=True)
@@ -330,4 +330,4 @@ def test_linear_bounds_are_checked(data):
         booster.set_linear_bounds([0.0, 0.0], [1.0] * n)
     with pytest.raises(ValueError, match="feature 1 has low 2.000000 > high 1.000000"):
         booster.set_linear_bounds([0.0, 2.0] + [0.0] * (n - 2), [1.0] * n)
-    assert booster.linear_bounds is None and not booster._forest.linear_bounded
+    assert booster.linear_bounds is None

@@ -397,7 +397,7 @@ def test_linear_leaves_read_features_within_their_training_range(predictor, data
     key = predictor.hardware[0]
     model = predictor.models[key].window_model
     duration, gap = model.boosters["duration"], model.boosters["gap"]
-    assert duration._forest.linear_bounded and gap.linear_bounds is None  # the gap booster's leaves are constant
+    assert duration.linear_bounds is not None and gap.linear_bounds is None  # the gap booster's leaves are constant
     kept = [s for s in featurise(dataset.configs) if s.config.config_id not in
             predictor.models[key].summary["unexplained_traces"]]
     x = rows_of(kept, lambda w: one_pair_per_op(w, np.random.default_rng(model.seed))).x
@@ -412,7 +412,7 @@ def test_linear_leaves_read_features_within_their_training_range(predictor, data
     del document["hardware"][key]["window_model"]["linear_bounds"]
     path.write_text(json.dumps(document))
     old = Predictor.load(path).models[key].window_model.boosters["duration"]
-    assert old.linear_bounds is None and not old._forest.linear_bounded
+    assert old.linear_bounds is None
     far = 3 * x[:200]  # beyond the training range: bounded and unbounded leaves part
     assert not np.allclose(old.predict(far), duration.predict(far))
     np.testing.assert_array_equal(old.predict(far), NativeBooster(duration.model_text).predict(far))

@@ -28,7 +28,6 @@ class NativeBooster:
             raise ModelTextError(f"{name}: {error}") from None
         self.model_text = model_text
         self.name = name
-        self.linear_bounds: tuple[list[float], list[float]] | None = None  # see set_linear_bounds
 
     @classmethod
     def from_booster(cls, booster, name: str = "booster") -> "NativeBooster":
@@ -43,7 +42,11 @@ class NativeBooster:
             self._forest.set_linear_bounds(low, high)
         except ValueError as error:
             raise ValueError(f"{self.name}: {error}") from None
-        self.linear_bounds = (low, high)
+
+    @property
+    def linear_bounds(self) -> tuple[list[float], list[float]] | None:
+        """(low, high) as set by :meth:`set_linear_bounds`, or None."""
+        return self._forest.linear_bounds
 
     @property
     def num_features(self) -> int:
