@@ -150,9 +150,8 @@ class Calibration:
     coefficients: list[float] = field(default_factory=lambda: [0.0, 0.0])
 
     @staticmethod
-    def design(ops) -> np.ndarray:
-        ops = np.asarray(ops, dtype=np.float64)
-        return np.column_stack([np.ones(len(ops)), np.log(np.maximum(ops, 1.0))])
+    def log_ops(ops) -> np.ndarray:
+        return np.log(np.maximum(np.asarray(ops, dtype=np.float64), 1.0))
 
     @classmethod
     def fit(cls, predicted_ms, ops, unprofiled_ms) -> "Calibration":
@@ -164,12 +163,13 @@ class Calibration:
         if usable.sum() < 4:
             return cls()
         log_ratio = np.log(unprofiled_ms[usable] / predicted_ms[usable])
-        design = cls.design(np.asarray(ops)[usable])
+        log_ops = cls.log_ops(ops)[usable]
+        design = np.column_stack([np.ones(len(log_ops)), log_ops])
         return cls([float(b) for b in least_absolute_deviations(design, log_ratio)])
 
     def apply(self, predicted_ms, ops) -> np.ndarray:
-        a, b = self.coefficients  # design(ops) @ [a, b], without building the design (per prediction)
-        return np.asarray(predicted_ms) * np.exp(a + b * np.log(np.maximum(np.asarray(ops, dtype=np.float64), 1.0)))
+        a, b = self.coefficients
+        return np.asarray(predicted_ms) * np.exp(a + b * self.log_ops(ops))
 
 
 @dataclass
