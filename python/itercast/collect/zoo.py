@@ -209,6 +209,12 @@ def _recurrent_classifier(name, cell, hidden, layers, bidirectional=False):
          cell=cell, hidden=hidden, layers=layers, bidirectional=bidirectional)
 
 
+def _recurrent_cell(name, cell, hidden):
+    """A recurrent cell stepped in Python once per time step (no fused whole-sequence layer)."""
+    _add(name, "rnn", f"{cell}-cell", "sequence_classification", "rnn:UnrolledRecurrentClassifier", RNN_STEPS,
+         cell=cell, hidden=hidden)
+
+
 def _classifier_mlp(name, hidden, depth):
     _add(name, "mlp", "mlp", "tabular", "mlp:classifier_mlp", FEATURE_WIDTHS, hidden=hidden, depth=depth)
 
@@ -341,8 +347,7 @@ _add("hf_vit_tiny", "vision-transformer", "vit", "image", "hf:vit_classifier", I
 # Dec 3), two sizes each: recurrent cells stepped in Python, maxout units, a VAE, AutoInt, xDeepFM.
 for _cell in (("lstm_cell_128", "lstm", 128), ("lstm_cell_256", "lstm", 256),
               ("gru_cell_128", "gru", 128), ("gru_cell_256", "gru", 256)):
-    _add(_cell[0], "rnn", f"{_cell[1]}-cell", "sequence_classification", "rnn:UnrolledRecurrentClassifier",
-         RNN_STEPS, cell=_cell[1], hidden=_cell[2])
+    _recurrent_cell(*_cell)
 _add("maxout_512x3", "mlp", "maxout", "tabular", "mlp:maxout_network", FEATURE_WIDTHS, width=512, depth=3, pieces=4)
 _add("maxout_1024x2", "mlp", "maxout", "tabular", "mlp:maxout_network", FEATURE_WIDTHS, width=1024, depth=2,
      pieces=2)
@@ -410,7 +415,7 @@ _add("ncf_large", "recommender", "ncf", "recommendation", "recsys:NeuralCollabor
 
 # Size variants between and beyond the models above (issue 6, Dec 4): by architecture, five folds of the
 # 651 configurations, training on half of each fold's architectures gave 9.7% MRE against 7.4% with all
-# of them (fold seed 0), and the held-out models missed most were those at a line's edge (mlp_4096x2,
+# of them (fold seed 0; benchmarks/RESULTS.md, "37 more size variants"), and the held-out models missed most were those at a line's edge (mlp_4096x2,
 # autoencoder_4096, gru_128x2, rnn_tanh_256x2, wide_mlp_8192), whose ops no other model's resemble.
 _cnn("resnet10", "resnet", "cnn:resnet", block="basic", layers=(1, 1, 1, 1))
 _cnn("wide_resnet10_2", "resnet", "cnn:resnet", (32,), block="bottleneck", layers=(1, 1, 1, 1), base_width=128)
@@ -443,8 +448,7 @@ for _recurrent in (("gru_128", "gru", 128, 1), ("gru_256x2", "gru", 256, 2), ("g
                    ("lstm_1024", "lstm", 1024, 1), ("lstm_256x3", "lstm", 256, 3), ("bigru_512", "gru", 512, 1, True)):
     _recurrent_classifier(*_recurrent)
 for _cell in (("lstm_cell_512", "lstm", 512), ("gru_cell_64", "gru", 64)):
-    _add(_cell[0], "rnn", f"{_cell[1]}-cell", "sequence_classification", "rnn:UnrolledRecurrentClassifier",
-         RNN_STEPS, cell=_cell[1], hidden=_cell[2])
+    _recurrent_cell(*_cell)
 _add("ncf_small", "recommender", "ncf", "recommendation", "recsys:NeuralCollaborativeFiltering", (1,),
      dense=0, tables=2, rows=20_000, dim=32, hidden=(128, 64, 32))
 _add("deepfm_large", "recommender", "deepfm", "recommendation", "recsys:DeepFM", LOOKUPS,
@@ -458,6 +462,7 @@ _add("gpt_256", "transformer-decoder", "gpt", "language_model", "transformer:Dec
      SEQUENCE_LENGTHS, "adamw", dim=256, depth=4, heads=4)
 _add("bert_256x6", "transformer-encoder", "bert", "text_classification", "transformer:EncoderClassifier",
      SEQUENCE_LENGTHS, "adamw", dim=256, depth=6, heads=4)
+
 
 def _installed(package: str) -> bool:
     return not package or importlib.util.find_spec(package) is not None
