@@ -415,8 +415,9 @@ _add("ncf_large", "recommender", "ncf", "recommendation", "recsys:NeuralCollabor
 
 # Size variants between and beyond the models above (issue 6, Dec 4): by architecture, five folds of the
 # 651 configurations, training on half of each fold's architectures gave 9.7% MRE against 7.4% with all
-# of them (fold seed 0; benchmarks/RESULTS.md, "37 more size variants"), and the held-out models missed most were those at a line's edge (mlp_4096x2,
-# autoencoder_4096, gru_128x2, rnn_tanh_256x2, wide_mlp_8192), whose ops no other model's resemble.
+# of them (fold seed 0; benchmarks/RESULTS.md, "37 more size variants"), and the held-out models missed
+# most were those at a line's edge (mlp_4096x2, autoencoder_4096, gru_128x2, rnn_tanh_256x2,
+# wide_mlp_8192), whose ops no other model's resemble.
 _cnn("resnet10", "resnet", "cnn:resnet", block="basic", layers=(1, 1, 1, 1))
 _cnn("wide_resnet10_2", "resnet", "cnn:resnet", (32,), block="bottleneck", layers=(1, 1, 1, 1), base_width=128)
 _cnn("resnext26_16x4d", "resnet", "cnn:resnet", (32,), block="bottleneck", layers=(2, 2, 2, 2), groups=16,
