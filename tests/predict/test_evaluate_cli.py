@@ -71,18 +71,11 @@ def test_limit_configs_uses_a_subset(capsys):
 
 
 def test_also_on_scores_the_same_models_on_another_collections_configurations(tmp_path, capsys):
-    import csv
-
     collection = tiny_collection()
-    with open(collection / "manifest.csv", newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    earlier = [row for row in rows if row["family"] == "mlp"]  # a collection the full one extends
+    # a collection the full one extends
+    earlier = _relabelled_copy(collection, tmp_path, lambda row: row if row["family"] == "mlp" else None)
+    rows = Dataset.from_manifest(collection).configs
     assert 0 < len(earlier) < len(rows)
-    (tmp_path / "traces").symlink_to(collection / "traces")
-    with open(tmp_path / "manifest.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(earlier)
     code = main(["evaluate", str(collection), "--models", "median", "--folds", "2", "--json",
                  "--also-on", str(tmp_path)])
     result = json.loads(capsys.readouterr().out)
@@ -160,3 +153,65 @@ def test_a_missing_package_is_named_before_any_training(capsys, monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else find_spec(name, *a))
     assert main(["evaluate", str(tiny_collection()), "--models", "median,ets", *QUICK]) != 0
     assert "pip install torch" in capsys.readouterr().err
+
+
+def _relabelled_copy(collection, directory, relabel) -> list[dict]:
+    """A collection of the same traces whose manifest rows pass through ``relabel(row)``
+    (None drops the row); returns the rows written."""
+    import csv
+
+    with open(collection / "manifest.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    kept = [row for row in (relabel(dict(row)) for row in rows) if row is not None]
+    (directory / "traces").symlink_to(collection / "traces")
+    with open(directory / "manifest.csv", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(kept)
+    return kept
+
+
+def test_repeat_row_rescales_the_other_collections_labels_by_the_drift(tmp_path, capsys):
+    collection = tiny_collection()
+    configs = Dataset.from_manifest(collection).configs
+    odd = configs[0].config_id
+
+    def twice_as_slow(row):  # the machine ran everything 2x as long, and one configuration 2.2x
+        factor = 2.2 if row["config_id"] == odd else 2.0
+        row["step_ms"] = str(float(row["step_ms"]) * factor)
+        row["profiled_step_ms"] = str(float(row["profiled_step_ms"]) * factor)
+        return row
+
+    _relabelled_copy(collection, tmp_path, twice_as_slow)
+    code = main(["evaluate", str(collection), "--models", "median", "--folds", "2", "--json",
+                 "--repeat", str(tmp_path)])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0 and result["configurations"] == len(configs)
+    # the drift, learnt on each fold's training configurations, is 1/2: only the odd one misses, by 10%
+    assert result["models"]["repeat"]["step_ms"]["mre"] == pytest.approx(0.1 / len(configs))
+    assert result["models"]["median"]["step_ms"]["mre"] > result["models"]["repeat"]["step_ms"]["mre"]
+
+
+def test_repeat_scores_every_model_on_the_configurations_both_collections_have(tmp_path, capsys):
+    collection = tiny_collection()
+    kept = _relabelled_copy(collection, tmp_path, lambda row: row if row["family"] == "mlp" else None)
+    assert 0 < len(kept) < len(Dataset.from_manifest(collection).configs)
+    assert main(["evaluate", str(collection), "--models", "median", "--folds", "2", "--repeat",
+                 str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"{len(kept)} configurations" in out and "scored on these configurations only" in out
+    repeat_row = next(line.split() for line in out.splitlines() if line.startswith("repeat "))
+    assert repeat_row[1] == "0.0%"  # the same labels: no drift, no miss
+
+
+def test_repeat_without_common_configurations_is_refused(tmp_path, capsys):
+    collection = tiny_collection()
+
+    def renamed(row):
+        row["config_id"] = "other-" + row["config_id"]
+        return row
+
+    _relabelled_copy(collection, tmp_path, renamed)
+    assert main(["evaluate", str(collection), "--models", "median", "--folds", "2", "--repeat",
+                 str(tmp_path)]) != 0
+    assert "none of the given configurations was tested" in capsys.readouterr().err

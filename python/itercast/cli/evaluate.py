@@ -42,6 +42,11 @@ def register(subparsers) -> None:
     parser.add_argument("--also-on", default=None, metavar="DATASET",
                         help="also print the tables scored only on this collection's configurations (e.g. the "
                              "collection before configurations were added), from the same trained models")
+    parser.add_argument("--repeat", default=None, metavar="DATASET",
+                        help="another collection of the same configurations, made at another time: adds a "
+                             "'repeat' row (each tested configuration's label there, times the machine's drift "
+                             "between the two) and scores every model on the configurations both have: how far "
+                             "the labels themselves repeat")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     parser.set_defaults(run=run)
 
@@ -62,7 +67,8 @@ def run(args) -> int:
     settings = settings_from(args)
     dataset = limit_configs(Dataset.from_manifest(args.dataset), args.limit_configs, args.seed)
     samples = load_samples(dataset, args.cache)
-    result = evaluate(samples, settings, verbose=not args.json)
+    repeat = Dataset.from_manifest(args.repeat) if args.repeat else None
+    result = evaluate(samples, settings, verbose=not args.json, repeat=repeat)
     subset = None
     if args.also_on:
         subset = result.only(config.config_id for config in Dataset.from_manifest(args.also_on).configs)

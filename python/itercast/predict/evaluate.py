@@ -329,14 +329,54 @@ class Evaluation:
                 "families": self.family_rows()}
 
 
-def evaluate(samples: list[TraceSample], settings: Settings, verbose: bool = False) -> Evaluation:
+def evaluate(samples: list[TraceSample], settings: Settings, verbose: bool = False,
+             repeat: Dataset | None = None) -> Evaluation:
+    """Every model of ``settings`` on the same folds. With ``repeat`` (another collection of the same
+    configurations), a "repeat" row is added (:func:`repeat_result`) and every model is scored on the
+    configurations both collections have."""
     for name in settings.models:
         new_model(name, settings)  # an unknown name or a missing package fails before any training
         require(name)
     folds = split_folds(samples, settings.split, settings.folds, settings.seed, settings.test_fraction)
     results = [evaluate_model(name, settings, folds, samples, verbose) for name in settings.models]
-    return Evaluation(settings, len(samples), len({s.config.model for s in samples}),
-                      [len(test) for _, test in folds], results)
+    evaluation = Evaluation(settings, len(samples), len({s.config.model for s in samples}),
+                            [len(test) for _, test in folds], results)
+    if repeat is None:
+        return evaluation
+    evaluation.results.append(repeat_result(samples, folds, repeat))
+    return evaluation.only(config.config_id for config in repeat.configs)
+
+
+def repeat_result(samples: list[TraceSample], folds, repeat: Dataset) -> ModelResult:
+    """Diagnostic, not a model: each test configuration's label in ``repeat``, another collection of the
+    same configurations made at another time, times the machine's drift between the two (the median
+    ratio of the labels over the fold's training configurations that both have; 1 where none).
+
+    How far a configuration's own measurement, taken again on the same machine, misses its label: the
+    labels' repeatability, which no model judged against one collection can be expected to beat.
+    Only configurations that ``repeat`` has are predicted.
+    """
+    again = {config.config_id: config for config in repeat.configs}
+    result = ModelResult("repeat")
+    for train, test in folds:
+        step_drift, profiled_drift = _drift([samples[i] for i in train], again)
+        tested = [samples[i] for i in test if samples[i].config.config_id in again]
+        if not tested:
+            continue
+        repeated = [again[s.config.config_id] for s in tested]
+        result.record(tested, [c.profiled_step_ms * profiled_drift for c in repeated],
+                      [c.step_ms * step_drift for c in repeated])
+        result.train_seconds.append(0.0)
+    return result
+
+
+def _drift(samples: list[TraceSample], again: dict) -> tuple[float, float]:
+    """Median ratio of these samples' (un-profiled, profiled) labels to their labels in ``again``."""
+    pairs = [(s, again[s.config.config_id]) for s in samples if s.config.config_id in again]
+    if not pairs:
+        return 1.0, 1.0
+    return (float(np.median([s.config.step_ms / c.step_ms for s, c in pairs])),
+            float(np.median([s.profiled_ns / 1e6 / c.profiled_step_ms for s, c in pairs])))
 
 
 def limit_configs(dataset: Dataset, count: int | None, seed: int = 0) -> Dataset:
