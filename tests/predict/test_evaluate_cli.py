@@ -215,3 +215,19 @@ def test_repeat_without_common_configurations_is_refused(tmp_path, capsys):
     assert main(["evaluate", str(collection), "--models", "median", "--folds", "2", "--repeat",
                  str(tmp_path)]) != 0
     assert "none of the given configurations was tested" in capsys.readouterr().err
+
+
+def test_repeat_with_a_zero_label_is_scored_not_a_crash(tmp_path, capsys):
+    collection = tiny_collection()
+    zeroed = Dataset.from_manifest(collection).configs[0].config_id
+
+    def zero_one(row):  # a broken row in the other collection: it neither divides nor sets the drift
+        if row["config_id"] == zeroed:
+            row["step_ms"] = row["profiled_step_ms"] = "0"
+        return row
+
+    _relabelled_copy(collection, tmp_path, zero_one)
+    assert main(["evaluate", str(collection), "--models", "median", "--folds", "2", "--json",
+                 "--repeat", str(tmp_path)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["models"]["repeat"]["step_ms"]["mre"] == pytest.approx(1 / result["configurations"])
