@@ -204,7 +204,13 @@ def test_repeat_scores_every_model_on_the_configurations_both_collections_have(t
     assert repeat_row[1] == "0.0%"  # the same labels: no drift, no miss
 
 
-def test_repeat_without_common_configurations_is_refused(tmp_path, capsys):
+def test_repeat_without_common_configurations_is_refused_before_training(tmp_path, capsys, monkeypatch):
+    from itercast.predict import evaluate
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("a model was trained")
+
+    monkeypatch.setattr(evaluate, "evaluate_model", no_training)
     collection = tiny_collection()
 
     def renamed(row):
@@ -214,7 +220,7 @@ def test_repeat_without_common_configurations_is_refused(tmp_path, capsys):
     _relabelled_copy(collection, tmp_path, renamed)
     assert main(["evaluate", str(collection), "--models", "median", "--folds", "2", "--repeat",
                  str(tmp_path)]) != 0
-    assert "none of the given configurations was tested" in capsys.readouterr().err
+    assert f"{tmp_path / 'manifest.csv'}: no configuration in common" in capsys.readouterr().err
 
 
 def test_repeat_with_a_zero_label_is_scored_not_a_crash(tmp_path, capsys):

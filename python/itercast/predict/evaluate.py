@@ -337,6 +337,8 @@ def evaluate(samples: list[TraceSample], settings: Settings, verbose: bool = Fal
     for name in settings.models:
         new_model(name, settings)  # an unknown name or a missing package fails before any training
         require(name)
+    if repeat is not None and not {c.config_id for c in repeat.configs} & {s.config.config_id for s in samples}:
+        raise ItercastError(f"{repeat.source}: no configuration in common with the evaluated collection")
     folds = split_folds(samples, settings.split, settings.folds, settings.seed, settings.test_fraction)
     results = [evaluate_model(name, settings, folds, samples, verbose) for name in settings.models]
     evaluation = Evaluation(settings, len(samples), len({s.config.model for s in samples}),
