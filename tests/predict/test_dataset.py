@@ -133,3 +133,20 @@ def test_a_manifest_without_config_ids_is_a_clear_error(tmp_path):
               [{k: v for k, v in manifest_row("a", "10.0").items() if k != "config_id"}])
     with pytest.raises(ItercastError, match=r"manifest\.csv, line 2: bad row"):
         Dataset.from_manifest(tmp_path)
+
+
+@pytest.mark.parametrize("value", ["0", "-3.5", "nan", "inf"])
+@pytest.mark.parametrize("column", ["step_ms", "profiled_step_ms"])
+def test_a_label_that_is_not_a_positive_time_names_the_file_line_and_column(tmp_path, column, value):
+    row = manifest_row("a", "10.0") | {column: value}
+    write_csv(tmp_path / "manifest.csv", MANIFEST, [manifest_row("b", "20.0"), row])
+    with pytest.raises(ItercastError, match=rf"manifest\.csv, line 3: bad row \({column} '{value}' is not a positive"):
+        Dataset.from_manifest(tmp_path)
+
+
+def test_a_label_pass_that_is_not_a_positive_time_names_its_line(collection):
+    write_csv(collection / "labels.csv", LABELS, [
+        {"config_id": "a", "label_pass": "1", "step_ms": "12.0", "status": "ok"},
+        {"config_id": "b", "label_pass": "1", "step_ms": "0", "status": "ok"}])
+    with pytest.raises(ItercastError, match=r"labels\.csv, line 3: bad row \(step_ms '0' is not a positive"):
+        Dataset.from_manifest(collection)

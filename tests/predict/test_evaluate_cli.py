@@ -223,17 +223,16 @@ def test_repeat_without_common_configurations_is_refused_before_training(tmp_pat
     assert f"{tmp_path / 'manifest.csv'}: no configuration in common" in capsys.readouterr().err
 
 
-def test_repeat_with_a_zero_label_is_scored_not_a_crash(tmp_path, capsys):
+def test_repeat_with_a_zero_label_is_refused_naming_its_row(tmp_path, capsys):
     collection = tiny_collection()
     zeroed = Dataset.from_manifest(collection).configs[0].config_id
 
-    def zero_one(row):  # a broken row in the other collection: it neither divides nor sets the drift
+    def zero_one(row):  # a broken row in the other collection: scored or dividing, it would skew the table
         if row["config_id"] == zeroed:
-            row["step_ms"] = row["profiled_step_ms"] = "0"
+            row["step_ms"] = "0"
         return row
 
     _relabelled_copy(collection, tmp_path, zero_one)
-    assert main(["evaluate", str(collection), "--models", "median", "--folds", "2", "--json",
-                 "--repeat", str(tmp_path)]) == 0
-    result = json.loads(capsys.readouterr().out)
-    assert result["models"]["repeat"]["step_ms"]["mre"] == pytest.approx(1 / result["configurations"])
+    assert main(["evaluate", str(collection), "--models", "median", "--folds", "2",
+                 "--repeat", str(tmp_path)]) != 0
+    assert f"{tmp_path / 'manifest.csv'}, line 2: bad row (step_ms '0' is not a positive time" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -54,7 +55,7 @@ class Dataset:
             raise ItercastError(f"no manifest at {manifest}: pass a collection directory or its manifest.csv")
         with open(manifest, newline="") as handle:
             rows = [(line, row) for line, row in enumerate(csv.DictReader(handle), start=2) if row.get("status") == "ok"]
-        first_pass = {row.get("config_id"): _float(row, "step_ms", manifest, line) for line, row in rows}
+        first_pass = {row.get("config_id"): _milliseconds(row, "step_ms", manifest, line) for line, row in rows}
         passes = label_passes(manifest.parent / "labels.csv", first_pass)
         configs = []
         for line, row in rows:
@@ -64,7 +65,7 @@ class Dataset:
                 configs.append(Config(
                     config_id=row["config_id"], model=row["model"], family=row.get("family", ""),
                     hardware=hardware_key(row), trace_path=manifest.parent / row["trace_path"],
-                    step_ms=label, profiled_step_ms=float(row["profiled_step_ms"]),
+                    step_ms=label, profiled_step_ms=_milliseconds(row, "profiled_step_ms", manifest, line),
                     batch_size=int(row.get("batch_size") or 0), line=row.get("arch") or row["model"],
                     label_passes=len(step_ms), label_spread=float(np.mean(np.abs(step_ms / label - 1)))))
             except (KeyError, ValueError) as error:
@@ -83,11 +84,17 @@ class Dataset:
         return Dataset([c for c in self.configs if c.hardware == key], self.source)
 
 
-def _float(row: dict, column: str, path: Path, line: int) -> float:
+def _milliseconds(row: dict, column: str, path: Path, line: int) -> float:
+    """A measured time of a row with status ok: a positive, finite number (a zero or NaN label would
+    train log-space targets on nothing and score every prediction against it as infinitely wrong)."""
     try:
-        return float(row[column])
+        value = float(row[column])
     except (KeyError, TypeError, ValueError) as error:
         raise ItercastError(f"{path}, line {line}: bad row ({error!r} in {column})") from None
+    if not (math.isfinite(value) and value > 0):
+        raise ItercastError(f"{path}, line {line}: bad row ({column} {row[column]!r} is not a positive time "
+                            f"in ms; a configuration that did not run needs a status other than ok)")
+    return value
 
 
 # A pass's drift is told from its configurations' own noise only over many of them.
@@ -108,7 +115,8 @@ def label_passes(path: Path, first_pass: dict[str, float]) -> dict[str, list[flo
     with open(path, newline="") as handle:
         for line, row in enumerate(csv.DictReader(handle), start=2):
             if row.get("status") == "ok":
-                by_pass.setdefault(row.get("label_pass"), {})[row.get("config_id")] = _float(row, "step_ms", path, line)
+                by_pass.setdefault(row.get("label_pass"), {})[row.get("config_id")] = _milliseconds(
+                    row, "step_ms", path, line)
     passes: dict[str, list[float]] = {}
     for values in by_pass.values():
         ratios = [ms / first_pass[config_id] for config_id, ms in values.items() if config_id in first_pass]

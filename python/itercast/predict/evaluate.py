@@ -373,16 +373,13 @@ def repeat_result(samples: list[TraceSample], folds, repeat: Dataset) -> ModelRe
 
 
 def _drift(samples: list[TraceSample], again: dict) -> tuple[float, float]:
-    """Median ratio of these samples' (un-profiled, profiled) labels to their labels in ``again``, each over
-    the pairs where both are positive; 1 where there are none."""
+    """Median ratio of these samples' (un-profiled, profiled) labels to their labels in ``again`` (all
+    positive: Dataset.from_manifest refuses others)."""
     pairs = [(s, again[s.config.config_id]) for s in samples if s.config.config_id in again]
-
-    def median_ratio(ratios) -> float:
-        finite = [mine / theirs for mine, theirs in ratios if mine > 0 and theirs > 0]
-        return float(np.median(finite)) if finite else 1.0
-
-    return (median_ratio((s.config.step_ms, c.step_ms) for s, c in pairs),
-            median_ratio((s.profiled_ns / 1e6, c.profiled_step_ms) for s, c in pairs))
+    if not pairs:
+        return 1.0, 1.0
+    return (float(np.median([s.config.step_ms / c.step_ms for s, c in pairs])),
+            float(np.median([s.profiled_ns / 1e6 / c.profiled_step_ms for s, c in pairs])))
 
 
 def limit_configs(dataset: Dataset, count: int | None, seed: int = 0) -> Dataset:
