@@ -248,6 +248,22 @@ def test_traces_the_reconciliation_cannot_explain_are_not_learnt_from(one_unexpl
     assert Predictor(rounds=5).fit(samples).models[odd.hardware].summary["unexplained_traces"] == [odd.config_id]
 
 
+def test_the_floor_is_the_whole_training_sets_even_the_traces_not_learnt_from(one_unexplained):
+    """The odd trace, whose profiled run took 5x what its un-profiled step explains, sets min_share."""
+    from itercast.predict.baselines import measured_op_parts
+    from itercast.predict.lgbm import WindowLGBM
+    from itercast.predict.predictor import fit_hardware_model
+
+    samples, odd = one_unexplained
+    fitted = fit_hardware_model("cpu", samples, WindowLGBM(rounds=5))
+    assert fitted.summary["unexplained_traces"] == [odd.config_id]
+    durations, gaps = measured_op_parts(samples)
+    measured_profiled_ms = (durations + gaps + np.array([s.head_tail_ns for s in samples])) / 1e6
+    shares = np.array([s.config.step_ms for s in samples]) / measured_profiled_ms
+    assert shares.argmin() == 2  # the odd one
+    assert fitted.reconciliation.min_share == pytest.approx(shares.min())
+
+
 def test_train_cli_names_the_traces_it_did_not_learn_from(one_unexplained, tiny_collection, tmp_path, capsys):
     import csv
 
@@ -349,10 +365,11 @@ def test_a_version_2_file_scales_gaps_as_durations(predictor, dataset, tmp_path)
     path = tmp_path / "v2.itc"
     predictor.save(path)
     document = json.loads(path.read_text())
-    assert document["version"] == 6
+    assert document["version"] == 7
     document["version"] = 2
     for entry in document["hardware"].values():
         del entry["reconciliation"]["gap_scale"]
+        del entry["reconciliation"]["min_share"]
         del entry["window_model"]["roofline_bytes_from_output"]
         del entry["calibration"]
         del entry["window_model"]["linear_bounds"]
@@ -361,11 +378,39 @@ def test_a_version_2_file_scales_gaps_as_durations(predictor, dataset, tmp_path)
     loaded = Predictor.load(path).models[key]
     fitted = predictor.models[key].reconciliation
     assert fitted.gap_scale != fitted.scale
-    assert loaded.reconciliation == replace(fitted, gap_scale=fitted.scale)
+    assert loaded.reconciliation == replace(fitted, gap_scale=fitted.scale, min_share=1 / 15)
     samples = featurise(dataset.configs[:3])
     profiled, unprofiled = loaded.predict_samples(samples)
     expected = fitted.scale * profiled + fitted.per_op_ms * iteration_terms(samples)[1]
     np.testing.assert_allclose(unprofiled, expected, rtol=1e-12)
+
+
+def test_the_reconciliation_records_the_smallest_unprofiled_share_of_a_profiled_step():
+    from itercast.predict.predictor import Reconciliation
+
+    durations, rest = np.array([8.0, 4.0, 30.0, 2.0]), np.array([2.0, 1.0, 10.0, 1.0])
+    unprofiled = np.array([9.0, 4.5, 16.0, 2.9])  # the third ran 2.5x slower under the profiler
+    fitted = Reconciliation.fit(durations, rest, np.array([100.0, 50, 400, 30]), unprofiled)
+    assert fitted.min_share == pytest.approx(0.4)
+    np.testing.assert_array_equal(fitted.floor([-2.5, 3.0, 1.0], [10.0, 5.0, 2.0]), [4.0, 3.0, 1.0])
+
+
+def test_no_prediction_falls_below_the_floor_however_many_ops_the_trace_has(predictor, dataset):
+    """A reconciliation whose per-op term outweighs the predicted op times (a long trace of ops predicted
+    short) gives min_share of the profiled prediction, positive, not a negative time."""
+    from dataclasses import replace
+
+    from itercast.predict import featurise
+
+    key = predictor.hardware[0]
+    model = predictor.models[key]
+    samples = featurise(dataset.configs[:3])
+    profiled, reconciled, _ = model.predict_parts(samples)
+    assert (predictor.models[key].predict_samples(samples)[1] >= model.reconciliation.min_share * profiled).all()
+    heavy = replace(model, reconciliation=replace(model.reconciliation, per_op_ms=-1e3))
+    assert (heavy.predict_parts(samples)[1] < 0).all()
+    np.testing.assert_allclose(heavy.predict_samples(samples)[1], model.reconciliation.min_share * profiled)
+    assert 0 < model.reconciliation.min_share < 1
 
 
 def test_a_version_4_file_predicts_uncalibrated(predictor, dataset, tmp_path):
@@ -378,6 +423,7 @@ def test_a_version_4_file_predicts_uncalibrated(predictor, dataset, tmp_path):
     key = predictor.hardware[0]
     document["version"] = 4
     del document["hardware"][key]["calibration"]
+    del document["hardware"][key]["reconciliation"]["min_share"]
     del document["hardware"][key]["window_model"]["linear_bounds"]
     path.write_text(json.dumps(document))
     loaded = Predictor.load(path).models[key]
@@ -495,7 +541,7 @@ def test_a_model_file_of_another_version_or_with_a_missing_field_fails_clearly(p
     document = json.loads(path.read_text())
     document["version"] = 1
     path.write_text(json.dumps(document))
-    with pytest.raises(ItercastError, match="version 1, this itercast reads versions 2, 3, 4, 5, 6: retrain it"):
+    with pytest.raises(ItercastError, match="version 1, this itercast reads versions 2, 3, 4, 5, 6, 7: retrain it"):
         Predictor.load(path)
     document["version"] = 3
     del next(iter(document["hardware"].values()))["window_model"]["time_weight"]
