@@ -70,7 +70,7 @@ class Reconciliation:
     predicted short (an unseen vocabulary), reconciles to a negative time: 1,217 ops of a GPU trace
     under a small CPU model came to -2.5 ms. No prediction falls below this share of the profiled one
     (:meth:`floor`). It is taken over every training trace, those the op models do not learn from
-    (:func:`explained_by_reconciliation`) included: on the CPU collection it is 0.39, and held-out
+    (:func:`explained_by_reconciliation`) included: on the CPU collection it is 0.40, and held-out
     predictions by architecture stay above 0.48 of their profiled predictions, so it never binds there.
     The default, for model files before version 7, is the share of the largest inflation seen on a
     collection (15x, docs/collect.md).
