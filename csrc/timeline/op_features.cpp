@@ -181,14 +181,40 @@ double conv_output_spatial(const std::string& base, const std::vector<int64_t>& 
     return spatial;
 }
 
+// Where a convolution backward finds its tensors. convolution_backward takes (grad_output, input,
+// weight, ...), as the slow CPU kernels do; the cuDNN, MIOpen and oneDNN ones of older releases
+// (self, grad_output, weight, ...). Their grad_output has the input's rank, so read as a forward
+// convolution it passed for a weight: a 2021 ResNet-50 stem's backward came to 82 TFLOP.
+struct ConvBackwardOperands {
+    size_t grad_output = 0, input = 1, weight = 2;
+};
+
+bool conv_backward_operands(const std::string& base, ConvBackwardOperands& at) {
+    if (base == "convolution_backward" || base == "slow_conv2d_backward" || base == "_slow_conv2d_backward" ||
+        base == "thnn_conv2d_backward") {
+        at = {0, 1, 2};
+        return true;
+    }
+    if (base == "cudnn_convolution_backward" || base == "miopen_convolution_backward" ||
+        base == "miopen_depthwise_convolution_backward" || base == "mkldnn_convolution_backward") {
+        at = {1, 0, 2};
+        return true;
+    }
+    return false;
+}
+
 // 2 x batch x weight elements x output positions; backward computes grad input and grad weight.
+// Other backward pieces (cudnn_convolution_backward_input/_weight take sizes as int lists) have no
+// formula: an op nesting them is costed by its own or by theirs.
 double conv_flops(const std::string& base, const std::vector<InputShape>& in, const ConcreteInputs* concrete) {
-    if (base == "convolution_backward") {  // (grad_output, input, weight, ...)
-        const auto* grad = dims_at(in, 0);
-        const auto* w = dims_at(in, 2);
+    ConvBackwardOperands at;
+    if (conv_backward_operands(base, at)) {
+        const auto* grad = dims_at(in, at.grad_output);
+        const auto* w = dims_at(in, at.weight);
         if (!grad || !w || grad->size() < 3) return -1;
         return 2 * 2 * static_cast<double>((*grad)[0]) * product(*w, 0, w->size()) * product(*grad, 2, grad->size());
     }
+    if (has(base, "backward")) return -1;
     const auto* x = dims_at(in, 0);
     const auto* w = dims_at(in, 1);
     if (!x || !w || x->size() < 3 || w->size() != x->size()) return -1;
@@ -429,7 +455,10 @@ double estimate_output_bytes(const OpIdentity& op, const std::vector<InputShape>
             return matmul_dims(base, inputs, d) ? d.rows * d.columns * element : -1;
         }
         case OpClass::kConv: {
-            if (base == "convolution_backward") return (tensor_numel(inputs, 1) + tensor_numel(inputs, 2)) * element;
+            ConvBackwardOperands at;
+            if (conv_backward_operands(base, at))
+                return (tensor_numel(inputs, at.input) + tensor_numel(inputs, at.weight)) * element;
+            if (has(base, "backward")) return -1;
             const auto* x = dims_at(inputs, 0);
             const auto* w = dims_at(inputs, 1);
             if (!x || !w || x->size() < 3 || w->size() != x->size()) return -1;
