@@ -405,8 +405,8 @@ def test_no_prediction_falls_below_the_floor_however_many_ops_the_trace_has(pred
     key = predictor.hardware[0]
     model = predictor.models[key]
     samples = featurise(dataset.configs[:3])
-    profiled, reconciled, _ = model.predict_parts(samples)
-    assert (predictor.models[key].predict_samples(samples)[1] >= model.reconciliation.min_share * profiled).all()
+    profiled, _, _ = model.predict_parts(samples)
+    assert (model.predict_samples(samples)[1] >= model.reconciliation.min_share * profiled).all()
     heavy = replace(model, reconciliation=replace(model.reconciliation, per_op_ms=-1e3))
     assert (heavy.predict_parts(samples)[1] < 0).all()
     np.testing.assert_allclose(heavy.predict_samples(samples)[1], model.reconciliation.min_share * profiled)
