@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 
 def register(subparsers) -> None:
@@ -19,6 +20,8 @@ def run(args) -> int:
     from itercast.trace import trace_path
 
     prediction = Predictor.load(args.model).predict(trace_path(args.trace), args.hardware)
+    for warning in prediction.warnings:
+        print(f"itercast predict: warning: {warning}", file=sys.stderr)
     if args.json:
         print(json.dumps(prediction.to_dict()))
         return 0
