@@ -81,11 +81,13 @@ def test_scoring_on_a_subset_keeps_only_those_configurations():
     result = ModelResult("m", predicted_ms=[110.0, 90.0, 200.0, 50.0], predicted_profiled_ms=[1.0, 2.0, 3.0, 4.0],
                          measured_ms=[100.0, 100.0, 100.0, 100.0], measured_profiled_ms=[1.0, 1.0, 1.0, 1.0],
                          families=["a", "a", "b", "b"], config_ids=["x-b2", "x-b8", "y-b2", "z-b2"],
-                         models=["x", "x", "y", "z"], train_seconds=[1.0, 2.0], predict_seconds=4.0)
+                         models=["x", "x", "y", "z"], train_seconds=[1.0, 2.0], predict_seconds=4.0,
+                         hardware=["cpu:A:1t", "cuda:B", "cpu:A:1t", "cuda:B"])
     evaluation = Evaluation(Settings(models=("m",)), 4, 3, [2, 2], [result])
     subset = evaluation.only({"x-b8", "y-b2", "not-tested"})
     kept, = subset.results
     assert kept.config_ids == ["x-b8", "y-b2"] and kept.families == ["a", "b"]
+    assert kept.hardware == ["cuda:B", "cpu:A:1t"]
     assert kept.step.mre == pytest.approx((0.1 + 1.0) / 2)
     assert kept.profiled.mre == pytest.approx((1.0 + 2.0) / 2)
     assert kept.family_mre() == {"a": pytest.approx(0.1), "b": pytest.approx(1.0)}
@@ -95,3 +97,21 @@ def test_scoring_on_a_subset_keeps_only_those_configurations():
     assert evaluation.results[0].step.mre == pytest.approx((0.1 + 0.1 + 1.0 + 0.5) / 4)  # untouched
     with pytest.raises(ItercastError, match="none of the given configurations"):
         evaluation.only({"not-tested"})
+
+
+def test_an_evaluation_over_two_targets_is_broken_down_by_hardware():
+    from itercast.predict.evaluate import Evaluation, ModelResult, Settings
+
+    result = ModelResult("m", predicted_ms=[110.0, 90.0, 200.0], predicted_profiled_ms=[1.0, 1.0, 1.0],
+                         measured_ms=[100.0, 100.0, 100.0], measured_profiled_ms=[1.0, 1.0, 1.0],
+                         families=["a", "a", "b"], config_ids=["x-cpu", "x-cuda", "y-cuda"], models=["x", "x", "y"],
+                         hardware=["cpu:Xeon:1t", "cuda:NVIDIA H200", "cuda:NVIDIA H200"])
+    evaluation = Evaluation(Settings(models=("m",)), 3, 2, [3], [result])
+    rows = evaluation.group_rows("hardware")
+    assert rows == [{"hardware": "cpu:Xeon:1t", "configurations": 1, "m": pytest.approx(0.1)},
+                    {"hardware": "cuda:NVIDIA H200", "configurations": 2, "m": pytest.approx((0.1 + 1.0) / 2)}]
+    table = evaluation.hardware_table()
+    assert "cuda:NVIDIA H200" in table and "55.0%" in table and "10.0%" in table
+    assert evaluation.to_dict()["hardware"] == rows
+    one = Evaluation(Settings(models=("m",)), 1, 1, [1], [result.only({"x-cpu"})])
+    assert one.hardware_table() is None  # one target: the overall row says it all

@@ -87,6 +87,9 @@ def run(args) -> int:
         print(f"un-profiled labels: the median of {counts} label passes per configuration; "
               f"a pass strays from its median by {spread:.1%} on average")
     print(result.table())
+    if result.hardware_table():
+        print()
+        print(result.hardware_table())
     print()
     print(result.family_table())
     if subset:

@@ -144,6 +144,7 @@ class ModelResult:
     train_seconds: list[float] = field(default_factory=list)  # per fitted model
     predict_seconds: float = 0.0
     epochs: list[float] = field(default_factory=list)  # ETS only
+    hardware: list[str] = field(default_factory=list)  # the target each configuration was measured on
 
     @property
     def step(self) -> Metrics:
@@ -158,11 +159,15 @@ class ModelResult:
         """Prediction time per iteration, after featurisation."""
         return 1000 * self.predict_seconds / max(1, len(self.predicted_ms))
 
+    def mre_by(self, groups: list[str]) -> dict[str, float]:
+        """MRE against step_ms per group, ``groups`` naming each configuration's (its family, its hardware)."""
+        groups_array = np.array(groups)
+        predicted, measured = np.array(self.predicted_ms), np.array(self.measured_ms)
+        return {group: Metrics.of(predicted[groups_array == group], measured[groups_array == group]).mre
+                for group in sorted(set(groups))}
+
     def family_mre(self) -> dict[str, float]:
-        families = np.array(self.families)
-        return {family: Metrics.of(np.array(self.predicted_ms)[families == family],
-                                   np.array(self.measured_ms)[families == family]).mre
-                for family in sorted(set(self.families))}
+        return self.mre_by(self.families)
 
     def record(self, samples: list[TraceSample], profiled_ms, unprofiled_ms) -> None:
         self.predicted_profiled_ms += [float(v) for v in profiled_ms]
@@ -172,6 +177,7 @@ class ModelResult:
         self.families += [s.config.family for s in samples]
         self.config_ids += [s.config.config_id for s in samples]
         self.models += [s.config.model for s in samples]
+        self.hardware += [s.config.hardware for s in samples]
 
     def only(self, config_ids) -> "ModelResult":
         """These predictions restricted to the given configurations (training is not repeated).
@@ -184,7 +190,7 @@ class ModelResult:
         return ModelResult(self.name, pick(self.predicted_ms), pick(self.predicted_profiled_ms),
                            pick(self.measured_ms), pick(self.measured_profiled_ms), pick(self.families),
                            pick(self.config_ids), pick(self.models), list(self.train_seconds), self.predict_seconds * share,
-                           list(self.epochs))
+                           list(self.epochs), pick(self.hardware))
 
 
 def _by_hardware(samples: list[TraceSample]) -> dict[str, list[TraceSample]]:
@@ -263,21 +269,35 @@ class Evaluation:
                              f"{s.ets_seconds:.0f} s budget per fold")
         return "\n".join(lines)
 
-    def family_rows(self) -> list[dict]:
-        """Per family: test configurations and each model's MRE against step_ms."""
-        per_model = {r.name: r.family_mre() for r in self.results}
-        families = self.results[0].families if self.results else []
-        return [{"family": family, "configurations": families.count(family),
-                 **{name: mre[family] for name, mre in per_model.items()}}
-                for family in sorted(set(families))]
+    def group_rows(self, column: str) -> list[dict]:
+        """Per family (``column`` "family") or target hardware ("hardware"): test configurations and each
+        model's MRE against step_ms."""
+        attribute = {"family": "families", "hardware": "hardware"}[column]
+        per_model = {r.name: r.mre_by(getattr(r, attribute)) for r in self.results}
+        groups = getattr(self.results[0], attribute) if self.results else []
+        return [{column: group, "configurations": groups.count(group),
+                 **{name: mre[group] for name, mre in per_model.items()}}
+                for group in sorted(set(groups))]
 
-    def family_table(self) -> str:
+    def family_rows(self) -> list[dict]:
+        return self.group_rows("family")
+
+    def group_table(self, column: str) -> str:
         names = [r.name for r in self.results]
-        lines = [f"{'family (MRE vs step_ms)':24} {'n':>4} " + " ".join(f"{n:>9}" for n in names)]
-        for row in self.family_rows():
-            lines.append(f"{row['family']:24} {row['configurations']:4d} "
+        rows = self.group_rows(column)
+        width = max([24] + [len(row[column]) for row in rows])
+        lines = [f"{column + ' (MRE vs step_ms)':{width}} {'n':>4} " + " ".join(f"{n:>9}" for n in names)]
+        for row in rows:
+            lines.append(f"{row[column]:{width}} {row['configurations']:4d} "
                          + " ".join(f"{row[n]:9.1%}" for n in names))
         return "\n".join(lines)
+
+    def family_table(self) -> str:
+        return self.group_table("family")
+
+    def hardware_table(self) -> str | None:
+        """Per target hardware, when the evaluation spans more than one (None otherwise)."""
+        return self.group_table("hardware") if len(self.group_rows("hardware")) > 1 else None
 
     def write_family_csv(self, path: str | Path) -> None:
         rows = self.family_rows()
@@ -326,7 +346,7 @@ class Evaluation:
                                     "train_seconds": r.train_seconds, "latency_ms": r.latency_ms,
                                     "epochs": r.epochs, "family_mre": r.family_mre()}
                            for r in self.results},
-                "families": self.family_rows()}
+                "families": self.family_rows(), "hardware": self.group_rows("hardware")}
 
 
 def evaluate(samples: list[TraceSample], settings: Settings, verbose: bool = False,
