@@ -87,9 +87,10 @@ def run(args) -> int:
         print(f"un-profiled labels: the median of {counts} label passes per configuration; "
               f"a pass strays from its median by {spread:.1%} on average")
     print(result.table())
-    if result.hardware_table():
+    by_hardware = result.hardware_table()
+    if by_hardware:
         print()
-        print(result.hardware_table())
+        print(by_hardware)
     print()
     print(result.family_table())
     if subset:

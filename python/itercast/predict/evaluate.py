@@ -160,7 +160,7 @@ class ModelResult:
         return 1000 * self.predict_seconds / max(1, len(self.predicted_ms))
 
     def mre_by(self, groups: list[str]) -> dict[str, float]:
-        """MRE against step_ms per group, ``groups`` naming each configuration's (its family, its hardware)."""
+        """MRE against step_ms per group, ``groups`` naming each configuration's (its family, or its hardware)."""
         groups_array = np.array(groups)
         predicted, measured = np.array(self.predicted_ms), np.array(self.measured_ms)
         return {group: Metrics.of(predicted[groups_array == group], measured[groups_array == group]).mre
