@@ -297,7 +297,8 @@ class Evaluation:
 
     def hardware_table(self) -> str | None:
         """Per target hardware, when the evaluation spans more than one (None otherwise)."""
-        return self.group_table("hardware") if len(self.group_rows("hardware")) > 1 else None
+        targets = set(self.results[0].hardware) if self.results else set()
+        return self.group_table("hardware") if len(targets) > 1 else None
 
     def write_family_csv(self, path: str | Path) -> None:
         rows = self.family_rows()
