@@ -3,7 +3,7 @@ import io
 import pytest
 
 from itercast.collect import zoo
-from itercast.collect.manifest import COLUMNS, Manifest
+from itercast.collect.manifest import COLUMNS, REFERENCE_COLUMNS, Manifest
 from itercast.collect.progress import Progress
 from itercast.collect.runner import Config, check_settings, grid
 from itercast.errors import ItercastError
@@ -54,6 +54,17 @@ def test_a_manifest_with_other_columns_is_refused(tmp_path):
     (tmp_path / "manifest.csv").write_text("model,status\nx,ok\n")
     with pytest.raises(ItercastError, match="other columns"):
         Manifest(tmp_path / "manifest.csv")
+
+
+def test_a_manifest_from_before_the_reference_workload_is_resumed_in_its_own_columns(tmp_path):
+    earlier = [column for column in COLUMNS if column not in REFERENCE_COLUMNS]
+    path = tmp_path / "manifest.csv"
+    path.write_text(",".join(earlier) + "\n")
+    manifest = Manifest(path)
+    manifest.append({**config().row(), "status": "ok", "step_ms": 2.0, "reference_ms": 3.0})
+    assert path.read_text().splitlines()[0] == ",".join(earlier)
+    (row,) = manifest.rows()
+    assert row["step_ms"] == 2.0 and row["reference_ms"] is None
 
 
 def test_progress_reports_counts_and_an_eta():

@@ -9,6 +9,10 @@ from itercast.errors import ItercastError
 
 STATUSES = ("ok", "oom", "timeout", "error")
 
+# The reference workload timed around a configuration's un-profiled steps (collect.measure.ReferenceWorkload):
+# the machine's speed then, median ms in all and per part.
+REFERENCE_COLUMNS = ("reference_ms", "reference_compute_ms", "reference_memory_ms", "reference_overhead_ms")
+
 # Column -> type; every row carries every column (None where not measured).
 COLUMNS = {
     "config_id": str,
@@ -32,6 +36,7 @@ COLUMNS = {
     "step_ms_min": float,
     "step_ms_max": float,
     "steps": int,
+    **{column: float for column in REFERENCE_COLUMNS},
     "profiled_step_ms": float,  # median ProfilerStep# duration over the active steps
     "profiled_step_ms_iqr": float,
     "profiled_step_ms_min": float,
@@ -56,6 +61,7 @@ LABEL_COLUMNS = {
     "step_ms_min": float,
     "step_ms_max": float,
     "steps": int,
+    **{column: float for column in REFERENCE_COLUMNS},
     "status": str,
     "message": str,
     "finished_at": str,
@@ -68,25 +74,30 @@ class Manifest:
     def __init__(self, path: Path, columns: dict = COLUMNS):
         self.path = Path(path)
         self.columns = columns
-        self._check_header()
+        self.file_columns = self._file_columns()
 
     def _parse(self, column: str, text: str):
         return None if text == "" else self.columns[column](text)
 
-    def _check_header(self):
+    def _file_columns(self) -> list[str]:
+        """The columns rows are written in: this version's, or those of a file collected before the
+        reference workload, which is resumed without it."""
+        current = list(self.columns)
         if not self.path.exists() or self.path.stat().st_size == 0:
-            return
+            return current
         with open(self.path, newline="") as handle:
             header = next(csv.reader(handle), [])
-        if header != list(self.columns):
+        if header not in (current, [column for column in current if column not in REFERENCE_COLUMNS]):
             raise ItercastError(f"{self.path} has other columns than this version writes; "
                                 "collect into a new directory")
+        return header
 
     def rows(self) -> list[dict]:
+        """Every row with every column of this version (None where the file has no such column)."""
         if not self.path.exists():
             return []
         with open(self.path, newline="") as handle:
-            return [{column: self._parse(column, row[column]) for column in self.columns}
+            return [{column: self._parse(column, row.get(column) or "") for column in self.columns}
                     for row in csv.DictReader(handle)]
 
     def finished_ids(self) -> set[str]:
@@ -96,8 +107,8 @@ class Manifest:
     def append(self, row: dict):
         new_file = not self.path.exists() or self.path.stat().st_size == 0
         with open(self.path, "a", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(self.columns))
+            writer = csv.DictWriter(handle, fieldnames=self.file_columns)
             if new_file:
                 writer.writeheader()
             writer.writerow({column: "" if row.get(column) is None else row[column]
-                             for column in self.columns})
+                             for column in self.file_columns})

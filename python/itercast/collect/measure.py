@@ -32,6 +32,9 @@ class Protocol:
     # steps, which come last, measured 15x the un-profiled ones. Flushed to zero, its steps stay
     # at 40 ms. Real data does not hold a loss at zero: the slow steps were the protocol's artefact.
     flush_denormal: bool = True
+    # The reference workload (machine_speed) is timed this many times before the warm-up steps and as
+    # many after the un-profiled steps; 0 leaves the reference_* fields out.
+    reference_repeats: int = 5
 
 
 def trace_name(config_id: str) -> str:
@@ -56,13 +59,17 @@ def measure(config, protocol: Protocol, trace_dir: Path | None) -> dict:
     trace_path = None if trace_dir is None else Path(trace_dir) / trace_name(config.id)
 
     with denormals_flushed(protocol.flush_denormal):
+        reference = ReferenceWorkload(device, getattr(torch, config.dtype))
+        reference_before = reference.time(protocol.reference_repeats)
         for _ in range(protocol.warmup_steps):
             step()
         sync()
         wall_ns = time_steps(step, sync, protocol)
+        reference_after = reference.time(protocol.reference_repeats)
         if trace_path is not None:
             profile_steps(step, sync, device, protocol, trace_path)
-    label = summarise("step_ms", np.array(wall_ns) / 1e6, "steps")
+    label = {**summarise("step_ms", np.array(wall_ns) / 1e6, "steps"),
+             **reference_fields(reference_before + reference_after)}
     if trace_path is None:
         return label
     profiled_us = profiler_step_durations(trace_path)
@@ -73,6 +80,79 @@ def measure(config, protocol: Protocol, trace_dir: Path | None) -> dict:
         **label,
         **summarise("profiled_step_ms", np.array(profiled_us) / 1e3, "profiled_steps"),
     }
+
+
+class ReferenceWorkload:
+    """A fixed workload timed next to every configuration: the machine's speed at that moment.
+
+    A shared machine's speed wanders within a collection (on the 2-core CPU VM, two label passes of
+    the zoo disagreed by 6.4% on average, and by 4.8% once each was divided by the drift of other
+    models timed minutes around it), and that wandering is in the labels but in no trace. Three parts,
+    each a few hundred microseconds to a millisecond, as training steps are made of them: arithmetic
+    (a matmul), memory traffic (a 4 MiB add) and per-op overhead (a hundred tiny ops and a small
+    autograd graph). The dataset divides a label by its configuration's reference time
+    (predict.dataset.speed_factors).
+    """
+
+    PARTS = ("compute", "memory", "overhead")
+
+    def __init__(self, device, dtype):
+        import torch
+
+        generator = torch.Generator().manual_seed(0)
+
+        def tensor(*shape, requires_grad=False):
+            return torch.randn(*shape, generator=generator).to(device, dtype).requires_grad_(requires_grad)
+
+        self.sync = synchronizer(device)
+        self.matrices = tensor(256, 256), tensor(256, 256)
+        self.streams = tensor(1 << 20), tensor(1 << 20)
+        self.small = tensor(64)
+        self.layer, self.batch = tensor(64, 64, requires_grad=True), tensor(8, 64)
+
+    def compute(self):
+        for _ in range(4):
+            self.matrices[0] @ self.matrices[1]
+
+    def memory(self):
+        import torch
+
+        for _ in range(4):
+            torch.add(self.streams[0], self.streams[1], out=self.streams[0])
+        self.streams[0].mul_(0.5)  # keeps the values bounded however often it runs
+
+    def overhead(self):
+        value = self.small
+        for _ in range(100):
+            value = value + 1.0
+        for _ in range(10):
+            (self.batch @ self.layer).relu().sum().backward()
+        self.layer.grad = None
+
+    def time(self, repeats: int) -> list[dict[str, float]]:
+        """``repeats`` timings, each {part: ms}, after one untimed run of every part."""
+        if repeats <= 0:
+            return []
+        self._run_each()
+        return [self._run_each() for _ in range(repeats)]
+
+    def _run_each(self) -> dict[str, float]:
+        times = {}
+        for part in self.PARTS:
+            start = time.perf_counter_ns()
+            getattr(self, part)()
+            self.sync()
+            times[part] = (time.perf_counter_ns() - start) / 1e6
+        return times
+
+
+def reference_fields(timings: list[dict[str, float]]) -> dict:
+    """The manifest's reference_* fields: each part's median and their sum; none without timings."""
+    if not timings:
+        return {}
+    parts = {f"reference_{part}_ms": float(np.median([timing[part] for timing in timings]))
+             for part in ReferenceWorkload.PARTS}
+    return {"reference_ms": sum(parts.values()), **parts}
 
 
 def flushes_denormals() -> bool:
