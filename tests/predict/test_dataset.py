@@ -143,3 +143,65 @@ def test_a_label_that_is_not_a_positive_time_names_the_file_line_and_column(tmp_
     write_csv(tmp_path / "manifest.csv", MANIFEST, [manifest_row("b", "20.0"), row])
     with pytest.raises(ItercastError, match=rf"manifest\.csv, line 3: bad row \({column} '{value}' is not a positive"):
         Dataset.from_manifest(tmp_path)
+
+
+def speed_collection(path, reference_noise=1.0, skip_reference=None):
+    """MIN_DRIFT_CONFIGS configurations timed twice; in the label pass the machine ran c0-c9 20% slower,
+    and their reference workload ``reference_noise`` as much slower as their steps."""
+    from itercast.predict.dataset import MIN_DRIFT_CONFIGS
+
+    ids = [f"c{index}" for index in range(MIN_DRIFT_CONFIGS)]
+    slowed = set(ids[:10])
+    rows = [manifest_row(config_id, "10.0") | {"reference_ms": "3.0"} for config_id in ids]
+    passes = [{"config_id": config_id, "label_pass": "1", "step_ms": 12.0 if config_id in slowed else 10.0,
+               "reference_ms": 3.0 * (1.2 if config_id in slowed else 1.0) ** reference_noise, "status": "ok"}
+              for config_id in ids]
+    if skip_reference:
+        rows[skip_reference]["reference_ms"] = ""
+    write_csv(path / "manifest.csv", MANIFEST + ["reference_ms"], rows)
+    write_csv(path / "labels.csv", LABELS + ["reference_ms"], passes)
+    return path
+
+
+def test_measurements_are_divided_by_the_machine_speed_fitted_on_the_label_passes(tmp_path):
+    dataset = Dataset.from_manifest(speed_collection(tmp_path))
+    assert dataset.speed.exponent == pytest.approx(1.0) and dataset.speed.pairs == len(dataset)
+    assert dataset.speed.medians == {"cpu:Xeon:1t": 3.0}
+    assert all(config.step_ms == pytest.approx(10.0) for config in dataset.configs)  # the slowdown divided out
+    assert all(config.label_spread == pytest.approx(0.0) for config in dataset.configs)
+    raw = by_id(Dataset.from_manifest(tmp_path, machine_speed=False))
+    assert raw["c0"].step_ms == pytest.approx(11.0) and raw["c0"].speed == 1.0
+
+
+def test_a_reference_that_moves_twice_as_much_as_the_steps_gets_half_the_exponent(tmp_path):
+    dataset = Dataset.from_manifest(speed_collection(tmp_path, reference_noise=2.0))
+    assert dataset.speed.exponent == pytest.approx(0.5)
+    assert by_id(dataset)["c0"].step_ms == pytest.approx(10.0)
+
+
+def test_the_trace_pass_machine_speed_divides_the_profiled_label_and_the_trace_times(tmp_path):
+    import json
+
+    from itercast.predict.dataset import sample_from_trace
+
+    speed_collection(tmp_path)
+    rows = list(csv.DictReader(open(tmp_path / "manifest.csv")))
+    rows[0]["reference_ms"] = "6.0"  # the machine at half speed while c0's trace was recorded
+    write_csv(tmp_path / "manifest.csv", list(rows[0]), rows)
+    c0 = by_id(Dataset.from_manifest(tmp_path))["c0"]
+    assert c0.speed > 1.1 and c0.profiled_step_ms == pytest.approx(9.0 / c0.speed)
+    trace = json.dumps({"traceEvents": profiler_step(1, 0, 500, mm_us=30)}).encode()
+    measured, divided = sample_from_trace(trace), sample_from_trace(trace, c0)
+    assert divided.windows.y == pytest.approx(measured.windows.y / c0.speed)
+    assert divided.profiled_ns == pytest.approx(measured.profiled_ns / c0.speed)
+    assert divided.with_config(None).windows.y == pytest.approx(measured.windows.y)  # and back
+
+
+@pytest.mark.parametrize("skip", [None, 3])
+def test_without_label_passes_or_with_a_row_lacking_its_reference_nothing_is_divided(tmp_path, skip):
+    speed_collection(tmp_path, skip_reference=skip)
+    if skip is None:
+        (tmp_path / "labels.csv").unlink()
+    dataset = Dataset.from_manifest(tmp_path)
+    assert dataset.speed is None or dataset.speed.exponent == 0.0
+    assert all(config.speed == 1.0 for config in dataset.configs)

@@ -236,3 +236,48 @@ def test_repeat_with_a_zero_label_is_refused_naming_its_row(tmp_path, capsys):
     assert main(["evaluate", str(collection), "--models", "median", "--folds", "2",
                  "--repeat", str(tmp_path)]) != 0
     assert f"{tmp_path / 'manifest.csv'}, line 2: bad row (step_ms '0' is not a positive time" in capsys.readouterr().err
+
+
+def test_the_machine_speed_is_named_above_the_table_unless_turned_off(tmp_path, capsys):
+    """The tiny collection three times over (enough configurations to fit the exponent), its label pass
+    on a machine a third of the configurations found 20% slower, as their reference workload did."""
+    import csv
+
+    collection = tiny_collection()
+    (tmp_path / "traces").symlink_to(collection / "traces")
+    with open(collection / "manifest.csv", newline="") as handle:
+        rows = [row for row in csv.DictReader(handle)]
+    copies = [row | {"config_id": f"{row['config_id']}-{copy}", "reference_ms": "3.0"}
+              for copy in range(3) for row in rows]
+    passes = [{"config_id": row["config_id"], "label_pass": 1, "status": "ok",
+               "step_ms": float(row["step_ms"]) * (1.2 if index % 3 == 0 else 1.0),
+               "reference_ms": 3.6 if index % 3 == 0 else 3.0} for index, row in enumerate(copies)]
+    for name, table in (("manifest.csv", copies), ("labels.csv", passes)):
+        with open(tmp_path / name, "w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(table[0]))
+            writer.writeheader()
+            writer.writerows(table)
+    assert main(["evaluate", str(tmp_path), "--models", "median", "--folds", "2"]) == 0
+    assert "divided by the machine's speed then: (reference time / median) ** 1.00, fitted on 36 label-pass pairs" \
+        in capsys.readouterr().out
+    assert main(["evaluate", str(tmp_path), "--models", "median", "--folds", "2", "--no-machine-speed"]) == 0
+    assert "machine's speed" not in capsys.readouterr().out
+    assert main(["evaluate", str(tmp_path), "--models", "median", "--folds", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["machine_speed"]["exponent"] == pytest.approx(1.0)
+
+
+def test_cached_samples_are_divided_by_their_configurations_current_speed(tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    from itercast.predict import evaluate
+
+    dataset = Dataset.from_manifest(tiny_collection())
+    cache = tmp_path / "samples.pkl"
+    measured = evaluate.load_samples(dataset, cache)
+    slowed = Dataset([replace(c, speed=2.0) for c in dataset.configs], dataset.source)
+    monkeypatch.setattr(evaluate, "featurise", lambda configs: pytest.fail("featurised despite the cache"))
+    halved = evaluate.load_samples(slowed, cache)
+    for before, after in zip(measured, halved):
+        assert after.windows.y == pytest.approx(before.windows.y / 2)
+        assert after.head_tail_ns == pytest.approx(before.head_tail_ns / 2)
+        assert after.profiled_ns == pytest.approx(before.profiled_ns / 2)

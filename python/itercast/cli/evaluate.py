@@ -42,6 +42,9 @@ def register(subparsers) -> None:
     parser.add_argument("--also-on", default=None, metavar="DATASET",
                         help="also print the tables scored only on this collection's configurations (e.g. the "
                              "collection before configurations were added), from the same trained models")
+    parser.add_argument("--no-machine-speed", action="store_true",
+                        help="take labels and trace times as measured, not divided by the machine's speed then "
+                             "(fitted where the collection timed its reference workload and label passes)")
     parser.add_argument("--repeat", default=None, metavar="DATASET",
                         help="another collection of the same configurations, made at another time: adds a "
                              "'repeat' row (each tested configuration's label there, times the machine's drift "
@@ -65,9 +68,10 @@ def run(args) -> int:
     from itercast.predict.evaluate import evaluate, limit_configs, load_samples
 
     settings = settings_from(args)
-    dataset = limit_configs(Dataset.from_manifest(args.dataset), args.limit_configs, args.seed)
+    machine_speed = not args.no_machine_speed
+    dataset = limit_configs(Dataset.from_manifest(args.dataset, machine_speed), args.limit_configs, args.seed)
     samples = load_samples(dataset, args.cache)
-    repeat = Dataset.from_manifest(args.repeat) if args.repeat else None
+    repeat = Dataset.from_manifest(args.repeat, machine_speed) if args.repeat else None
     result = evaluate(samples, settings, verbose=not args.json, repeat=repeat)
     subset = None
     if args.also_on:
@@ -78,7 +82,9 @@ def run(args) -> int:
         result.write_family_csv(args.families_csv)
     if args.json:
         also = {"also_on": {"dataset": args.also_on, **subset.to_dict()}} if subset else {}
-        print(json.dumps({**result.to_dict(), "settings": asdict(settings), **also}))
+        speed = {"machine_speed": {"exponent": dataset.speed.exponent, "pairs": dataset.speed.pairs,
+                                   "median_reference_ms": dataset.speed.medians}} if dataset.speed else {}
+        print(json.dumps({**result.to_dict(), "settings": asdict(settings), **speed, **also}))
         return 0
     passes = sorted({config.label_passes for config in dataset.configs})
     if passes != [1]:
@@ -86,6 +92,9 @@ def run(args) -> int:
         counts = str(passes[0]) if len(passes) == 1 else f"{passes[0]}-{passes[-1]}"
         print(f"un-profiled labels: the median of {counts} label passes per configuration; "
               f"a pass strays from its median by {spread:.1%} on average")
+    if dataset.speed is not None and dataset.speed.exponent > 0:
+        print(f"labels and trace times divided by the machine's speed then: (reference time / median) ** "
+              f"{dataset.speed.exponent:.2f}, fitted on {dataset.speed.pairs} label-pass pairs")
     print(result.table())
     by_hardware = result.hardware_table()
     if by_hardware:

@@ -28,6 +28,9 @@ def register(subparsers) -> None:
     parser.add_argument("--calibration-folds", type=int, default=CALIBRATION_FOLDS, metavar="K",
                         help="calibrate the un-profiled prediction on held-out predictions of the training "
                              f"architectures, in K groups (default {CALIBRATION_FOLDS}: K more trainings); 0: none")
+    parser.add_argument("--no-machine-speed", action="store_true",
+                        help="train on labels and trace times as measured, not divided by the machine's speed "
+                             "then (fitted where the collection timed its reference workload and label passes)")
     parser.add_argument("--dask", metavar="ADDRESS",
                         help="featurise and train on this dask.distributed scheduler")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -37,7 +40,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from itercast.predict import Dataset, Predictor
 
-    dataset = Dataset.from_manifest(args.dataset)
+    dataset = Dataset.from_manifest(args.dataset, machine_speed=not args.no_machine_speed)
     client = _dask_client(args.dask) if args.dask else None
     start = time.perf_counter()
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -30,6 +30,8 @@ class Config:
     line: str = ""  # the architecture line (the manifest's `arch`): a model's size variants share it
     label_passes: int = 1  # measurements step_ms is the median of (the collection's label passes)
     label_spread: float = 0.0  # mean |measurement / step_ms - 1| over them: how far one pass strays
+    speed: float = 1.0  # how slow the machine ran when the trace was recorded (MachineSpeed.factor); the
+    # trace's times and both labels are divided by it
 
 
 def hardware_key(row: dict) -> str:
@@ -46,17 +48,26 @@ class Dataset:
     configs: list[Config]
     source: Path | None = None
 
+    speed: MachineSpeed | None = None  # how the labels were divided by the machine's speed, if they were
+
     @classmethod
-    def from_manifest(cls, path: str | Path) -> "Dataset":
-        """Reads a collection manifest (the CSV, or the directory holding manifest.csv); keeps status ok."""
+    def from_manifest(cls, path: str | Path, machine_speed: bool = True) -> "Dataset":
+        """Reads a collection manifest (the CSV, or the directory holding manifest.csv); keeps status ok.
+
+        ``machine_speed``: divide each measurement by the machine's speed then (:class:`MachineSpeed`),
+        where the collection timed the reference workload next to its label passes.
+        """
         path = Path(path)
         manifest = path / "manifest.csv" if path.is_dir() else path
         if not manifest.exists():
             raise ItercastError(f"no manifest at {manifest}: pass a collection directory or its manifest.csv")
-        with open(manifest, newline="") as handle:
-            rows = [(line, row) for line, row in enumerate(csv.DictReader(handle), start=2) if row.get("status") == "ok"]
-        first_pass = {row.get("config_id"): _milliseconds(row, "step_ms", manifest, line) for line, row in rows}
-        passes = label_passes(manifest.parent / "labels.csv", first_pass)
+        rows = _ok_rows(manifest)
+        pass_rows = _ok_rows(manifest.parent / "labels.csv")
+        speed = MachineSpeed.fit(rows, pass_rows) if machine_speed else None
+        factor = speed.factor if speed else (lambda row: 1.0)
+        first_pass = {row.get("config_id"): _milliseconds(row, "step_ms", manifest, line) / factor(row)
+                      for line, row in rows}
+        passes = label_passes(manifest.parent / "labels.csv", pass_rows, first_pass, factor)
         configs = []
         for line, row in rows:
             try:
@@ -65,14 +76,16 @@ class Dataset:
                 configs.append(Config(
                     config_id=row["config_id"], model=row["model"], family=row.get("family", ""),
                     hardware=hardware_key(row), trace_path=manifest.parent / row["trace_path"],
-                    step_ms=label, profiled_step_ms=_milliseconds(row, "profiled_step_ms", manifest, line),
+                    step_ms=label,
+                    profiled_step_ms=_milliseconds(row, "profiled_step_ms", manifest, line) / factor(row),
                     batch_size=int(row.get("batch_size") or 0), line=row.get("arch") or row["model"],
-                    label_passes=len(step_ms), label_spread=float(np.mean(np.abs(step_ms / label - 1)))))
+                    label_passes=len(step_ms), label_spread=float(np.mean(np.abs(step_ms / label - 1))),
+                    speed=factor(row)))
             except (KeyError, ValueError) as error:
                 raise ItercastError(f"{manifest}, line {line}: bad row ({error})") from None
         if not configs:
             raise ItercastError(f"{manifest} has no configuration with status ok")
-        return cls(configs, manifest)
+        return cls(configs, manifest, speed)
 
     def __len__(self) -> int:
         return len(self.configs)
@@ -81,7 +94,7 @@ class Dataset:
         return sorted({c.hardware for c in self.configs})
 
     def for_hardware(self, key: str) -> "Dataset":
-        return Dataset([c for c in self.configs if c.hardware == key], self.source)
+        return Dataset([c for c in self.configs if c.hardware == key], self.source, self.speed)
 
 
 def _milliseconds(row: dict, column: str, path: Path, line: int) -> float:
@@ -101,8 +114,10 @@ def _milliseconds(row: dict, column: str, path: Path, line: int) -> float:
 MIN_DRIFT_CONFIGS = 30
 
 
-def label_passes(path: Path, first_pass: dict[str, float]) -> dict[str, list[float]]:
-    """Each configuration's step_ms from the collection's extra label passes (labels.csv), if any.
+def label_passes(path: Path, pass_rows: list[tuple[int, dict]], first_pass: dict[str, float],
+                 factor=lambda row: 1.0) -> dict[str, list[float]]:
+    """Each configuration's step_ms from the collection's extra label passes (``pass_rows``, read from
+    labels.csv at ``path``), each divided by ``factor`` of its row (the machine's speed then).
 
     The traces were recorded in the manifest's pass, and a shared machine drifts between passes (this
     VM ran a pass 7%, the next 8%, the next 13% slower than the first), so each pass is rescaled by its
@@ -110,13 +125,9 @@ def label_passes(path: Path, first_pass: dict[str, float]) -> dict[str, list[flo
     MIN_DRIFT_CONFIGS): the passes then average a configuration's own noise, not the machine's drift.
     """
     by_pass: dict[str, dict[str, float]] = {}  # label_pass -> config_id -> step_ms
-    if not path.exists():
-        return {}
-    with open(path, newline="") as handle:
-        for line, row in enumerate(csv.DictReader(handle), start=2):
-            if row.get("status") == "ok":
-                by_pass.setdefault(row.get("label_pass"), {})[row.get("config_id")] = _milliseconds(
-                    row, "step_ms", path, line)
+    for line, row in pass_rows:
+        by_pass.setdefault(row.get("label_pass"), {})[row.get("config_id")] = _milliseconds(
+            row, "step_ms", path, line) / factor(row)
     passes: dict[str, list[float]] = {}
     for values in by_pass.values():
         ratios = [ms / first_pass[config_id] for config_id, ms in values.items() if config_id in first_pass]
@@ -124,6 +135,81 @@ def label_passes(path: Path, first_pass: dict[str, float]) -> dict[str, list[flo
         for config_id, ms in values.items():
             passes.setdefault(config_id, []).append(ms / drift)
     return passes
+
+
+def _ok_rows(path: Path) -> list[tuple[int, dict]]:
+    """(line, row) of a manifest's or labels.csv's rows with status ok; none when there is no such file."""
+    if not path.exists():
+        return []
+    with open(path, newline="") as handle:
+        return [(line, row) for line, row in enumerate(csv.DictReader(handle), start=2) if row.get("status") == "ok"]
+
+
+@dataclass(frozen=True)
+class MachineSpeed:
+    """How a collection's measurements are divided by the machine's speed when they were taken.
+
+    A collection times a fixed reference workload next to every measurement (collect.measure.ReferenceWorkload).
+    A row's factor is (its reference time / the median reference time on its hardware) ** ``exponent``.
+    The exponent is fitted on the label passes, the only measurements of one configuration at two moments:
+    the log ratio of a configuration's label in a pass to its first, against that of their reference times,
+    each pass's drift (median) removed; least squares through the origin, within [0, 1]. A reference that
+    tracks the machine only partly (a few milliseconds of it, against a step's own mix of work) gets a
+    smaller exponent; without label passes, or without references, nothing is divided (exponent 0).
+    """
+
+    exponent: float
+    medians: dict[str, float]  # hardware key -> median reference time (ms)
+    pairs: int  # (configuration, pass) pairs the exponent was fitted on
+    hardware: dict[str, str] = field(default_factory=dict, repr=False)  # config_id -> hardware key
+
+    @classmethod
+    def fit(cls, rows: list[tuple[int, dict]], pass_rows: list[tuple[int, dict]]) -> "MachineSpeed | None":
+        """None when some measurement lacks a reference time (a collection from before them)."""
+        every = [row for _, row in rows + pass_rows]
+        if not every or not all(_positive(row.get("reference_ms")) for row in every):
+            return None
+        first = {row["config_id"]: row for _, row in rows}
+        hardware = {config_id: hardware_key(row) for config_id, row in first.items()}  # labels.csv names none
+        references: dict[str, list[float]] = {}
+        for row in every:
+            if row.get("config_id") in hardware:
+                references.setdefault(hardware[row["config_id"]], []).append(float(row["reference_ms"]))
+        by_pass: dict[str, list[tuple[float, float]]] = {}  # label_pass -> (step log ratio, reference log ratio)
+        for _, row in pass_rows:
+            earlier = first.get(row["config_id"])
+            if earlier is not None and _positive(row.get("step_ms")) and _positive(earlier.get("step_ms")):
+                by_pass.setdefault(row.get("label_pass"), []).append(
+                    (math.log(float(row["step_ms"]) / float(earlier["step_ms"])),
+                     math.log(float(row["reference_ms"]) / float(earlier["reference_ms"]))))
+        steps, refs = [], []
+        for pairs in by_pass.values():
+            if len(pairs) >= MIN_DRIFT_CONFIGS:
+                step_ratios, reference_ratios = np.array(pairs).T
+                steps.append(step_ratios - np.median(step_ratios))
+                refs.append(reference_ratios - np.median(reference_ratios))
+        exponent, count = 0.0, 0
+        if steps:
+            step_ratios, reference_ratios = np.concatenate(steps), np.concatenate(refs)
+            count = len(step_ratios)
+            spread = float(reference_ratios @ reference_ratios)
+            exponent = float(np.clip(step_ratios @ reference_ratios / spread, 0.0, 1.0)) if spread > 0 else 0.0
+        return cls(exponent, {key: float(np.median(values)) for key, values in references.items()}, count, hardware)
+
+    def factor(self, row: dict) -> float:
+        """What a manifest or labels.csv row's times are divided by (1 for a configuration not fitted on)."""
+        hardware = self.hardware.get(row.get("config_id"))
+        if self.exponent == 0.0 or hardware is None:
+            return 1.0
+        return (float(row["reference_ms"]) / self.medians[hardware]) ** self.exponent
+
+
+def _positive(text) -> bool:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return False
+    return math.isfinite(value) and value > 0
 
 
 # How samples are built from a trace, beside the feature schema (evaluation caches key on both):
@@ -142,6 +228,17 @@ class TraceSample:
     profiled_ns: float  # the ProfilerStep duration of that iteration
     op_names: list[str] = field(default_factory=list)  # canonical names of its ops
     hardware_name: str = ""
+    speed: float = 1.0  # what its times (op durations and gaps, head/tail, profiled) are divided by
+
+    def with_config(self, config: Config | None) -> "TraceSample":
+        """This sample for ``config``, its times divided by that configuration's speed instead."""
+        speed = config.speed if config is not None else 1.0
+        scale = self.speed / speed
+        if scale == 1.0:
+            return replace(self, config=config)
+        windows = replace(self.windows, y=self.windows.y * scale, y_sum=self.windows.y_sum * scale)
+        return replace(self, config=config, windows=windows, head_tail_ns=self.head_tail_ns * scale,
+                       profiled_ns=self.profiled_ns * scale, speed=speed)
 
     @cached_property
     def totals(self) -> tuple[np.ndarray, float]:
@@ -182,8 +279,9 @@ def sample_from_trace(source, config: Config | None = None, width: int = DEFAULT
     y = _op_times_over_repeats(timeline, windows, index)
     part = Windows(windows.x[keep], y, y.sum(axis=(1, 2)), windows.index[keep], width, stride, windows.columns)
     names = canonical_names(timeline.op_names()[it.ops])
-    return TraceSample(config, part, it.ops.stop - it.ops.start, float(it.head_ns + it.tail_ns),
-                       float(it.dur_ns), names, timeline.hardware().name)
+    sample = TraceSample(None, part, it.ops.stop - it.ops.start, float(it.head_ns + it.tail_ns),
+                         float(it.dur_ns), names, timeline.hardware().name)
+    return sample.with_config(config)
 
 
 def featurise(configs: Iterable[Config], width: int = DEFAULT_WIDTH, stride: int = DEFAULT_STRIDE,

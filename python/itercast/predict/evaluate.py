@@ -16,7 +16,7 @@ import csv
 import pickle
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -415,7 +415,8 @@ def load_samples(dataset: Dataset, cache: str | Path | None = None) -> list[Trac
     """Featurised samples of the dataset, read from (and written to) a pickle cache when given.
 
     The cache is keyed by config id and trace path; any configuration it lacks re-featurises all.
-    Samples read from it carry the dataset's configurations, so relabelled rows count as relabelled.
+    Samples read from it carry the dataset's configurations, so relabelled rows count as relabelled (and
+    their times are divided by those configurations' speeds).
     """
     from itercast.timeline import FEATURE_SCHEMA_VERSION
 
@@ -425,7 +426,7 @@ def load_samples(dataset: Dataset, cache: str | Path | None = None) -> list[Trac
             stored = pickle.load(handle)
         current = stored.get("feature_schema") == FEATURE_SCHEMA_VERSION and stored.get("sample_version") == SAMPLE_VERSION
         if current and all(k in stored["samples"] for k in wanted):
-            return [replace(stored["samples"][k], config=c) for k, c in zip(wanted, dataset.configs)]
+            return [stored["samples"][k].with_config(c) for k, c in zip(wanted, dataset.configs)]
     samples = featurise(dataset.configs)
     if cache is not None:
         with open(cache, "wb") as handle:

@@ -288,13 +288,16 @@ def fit_hardware_model(hardware: str, samples: list[TraceSample], window_model: 
     head_tail = HeadTail.fit(head_tail_design[keep], [s.head_tail_ns for s in kept])
     vocabulary = {name for s in kept for name in s.op_names}
     profiled = np.array([s.profiled_ns for s in samples]) / 1e6
+    speeds = [s.config.speed for s in samples]
     summary = {"configs": len(samples), "models": len({s.config.model for s in samples}),
                "families": sorted({s.config.family for s in samples}),
                "ops": int(sum(s.op_count for s in samples)),
                "median_step_ms": float(np.median(unprofiled)),
                "median_profiler_inflation": float(np.median(profiled / unprofiled)),
                "max_unexplained": max_unexplained,
-               "unexplained_traces": [s.config.config_id for s, k in zip(samples, keep) if not k]}
+               "unexplained_traces": [s.config.config_id for s, k in zip(samples, keep) if not k],
+               # the machine's slowness the training times were divided by (Dataset.from_manifest)
+               "machine_speed_range": [float(min(speeds)), float(max(speeds))]}
     model = HardwareModel(hardware, window_model, head_tail, reconciliation, vocabulary, summary)
     if calibration_folds:
         model.calibration = fit_calibration(model, kept, template, calibration_folds, client)
