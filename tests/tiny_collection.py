@@ -103,3 +103,27 @@ def tiny_samples():
     from itercast.predict.dataset import Dataset, featurise
 
     return featurise(Dataset.from_manifest(tiny_collection()).configs)
+
+
+def slowed_copies(directory: Path) -> Path:
+    """The tiny collection three times over in ``directory`` (enough configurations to fit the machine
+    speed's exponent), each with a reference time and a label pass. Every third configuration's trace
+    pass ran 20% slower than its label pass, as did its reference workload: the fitted exponent is 1
+    and those configurations' speed 1.2."""
+    collection = tiny_collection()
+    (directory / "traces").symlink_to(collection / "traces")
+    with open(collection / "manifest.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    copies = [row | {"config_id": f"{row['config_id']}-{copy}"} for copy in range(3) for row in rows]
+    slowed = {row["config_id"] for row in copies[::3]}
+    for row in copies:
+        row["reference_ms"] = 3.6 if row["config_id"] in slowed else 3.0
+    passes = [{"config_id": row["config_id"], "label_pass": 1, "status": "ok", "reference_ms": 3.0,
+               "step_ms": float(row["step_ms"]) / (1.2 if row["config_id"] in slowed else 1.0)}
+              for row in copies]
+    for name, table in (("manifest.csv", copies), ("labels.csv", passes)):
+        with open(directory / name, "w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(table[0]))
+            writer.writeheader()
+            writer.writerows(table)
+    return directory

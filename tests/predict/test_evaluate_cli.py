@@ -7,7 +7,7 @@ import pytest
 from itercast.cli import main
 from itercast.predict.dataset import Dataset
 from itercast.predict.evaluate import MODEL_NAMES
-from tiny_collection import tiny_collection
+from tiny_collection import slowed_copies, tiny_collection
 
 QUICK = ["--rounds", "5", "--ets-seconds", "1"]
 
@@ -239,24 +239,7 @@ def test_repeat_with_a_zero_label_is_refused_naming_its_row(tmp_path, capsys):
 
 
 def test_the_machine_speed_is_named_above_the_table_unless_turned_off(tmp_path, capsys):
-    """The tiny collection three times over (enough configurations to fit the exponent), its label pass
-    on a machine a third of the configurations found 20% slower, as their reference workload did."""
-    import csv
-
-    collection = tiny_collection()
-    (tmp_path / "traces").symlink_to(collection / "traces")
-    with open(collection / "manifest.csv", newline="") as handle:
-        rows = [row for row in csv.DictReader(handle)]
-    copies = [row | {"config_id": f"{row['config_id']}-{copy}", "reference_ms": "3.0"}
-              for copy in range(3) for row in rows]
-    passes = [{"config_id": row["config_id"], "label_pass": 1, "status": "ok",
-               "step_ms": float(row["step_ms"]) * (1.2 if index % 3 == 0 else 1.0),
-               "reference_ms": 3.6 if index % 3 == 0 else 3.0} for index, row in enumerate(copies)]
-    for name, table in (("manifest.csv", copies), ("labels.csv", passes)):
-        with open(tmp_path / name, "w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(table[0]))
-            writer.writeheader()
-            writer.writerows(table)
+    slowed_copies(tmp_path)
     assert main(["evaluate", str(tmp_path), "--models", "median", "--folds", "2"]) == 0
     assert "divided by the machine's speed then: (reference time / median) ** 1.00, fitted on 36 label-pass pairs" \
         in capsys.readouterr().out

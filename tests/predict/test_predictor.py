@@ -578,3 +578,16 @@ def test_a_model_file_of_another_version_or_with_a_missing_field_fails_clearly(p
     path.write_text(json.dumps(document))
     with pytest.raises(ItercastError, match="malformed entry.*time_weight"):
         Predictor.load(path)
+
+
+@pytest.mark.parametrize("flag,divided", [([], True), (["--no-machine-speed"], False)])
+def test_train_cli_divides_by_the_machine_speed_unless_told(tmp_path, capsys, flag, divided):
+    from tiny_collection import slowed_copies
+
+    collection = tmp_path / "collection"
+    collection.mkdir()
+    slowed_copies(collection)
+    assert main(["train", str(collection), "-o", str(tmp_path / "m.itc"), "--rounds", "5", "--json", *flag]) == 0
+    (summary,) = json.loads(capsys.readouterr().out)["hardware"].values()
+    low, high = summary["machine_speed_range"]
+    assert low == 1.0 and (high == pytest.approx(1.2) if divided else high == 1.0)
