@@ -109,7 +109,7 @@ def slowed_copies(directory: Path) -> Path:
     """The tiny collection three times over in ``directory`` (enough configurations to fit the machine
     speed's exponent), each with a reference time and a label pass. Every third configuration's trace
     pass ran 20% slower than its label pass, as did its reference workload: the fitted exponent is 1
-    and those configurations' speed 1.2."""
+    and those configurations' slowdown 1.2."""
     collection = tiny_collection()
     (directory / "traces").symlink_to(collection / "traces")
     with open(collection / "manifest.csv", newline="") as handle:

@@ -165,17 +165,17 @@ def speed_collection(path, reference_noise=1.0, skip_reference=None):
 
 def test_measurements_are_divided_by_the_machine_speed_fitted_on_the_label_passes(tmp_path):
     dataset = Dataset.from_manifest(speed_collection(tmp_path))
-    assert dataset.speed.exponent == pytest.approx(1.0) and dataset.speed.pairs == len(dataset)
-    assert dataset.speed.medians == {"cpu:Xeon:1t": 3.0}
+    assert dataset.machine_speed.exponent == pytest.approx(1.0) and dataset.machine_speed.pairs == len(dataset)
+    assert dataset.machine_speed.medians == {"cpu:Xeon:1t": 3.0}
     assert all(config.step_ms == pytest.approx(10.0) for config in dataset.configs)  # the slowdown divided out
     assert all(config.label_spread == pytest.approx(0.0) for config in dataset.configs)
     raw = by_id(Dataset.from_manifest(tmp_path, machine_speed=False))
-    assert raw["c0"].step_ms == pytest.approx(11.0) and raw["c0"].speed == 1.0
+    assert raw["c0"].step_ms == pytest.approx(11.0) and raw["c0"].slowdown == 1.0
 
 
 def test_a_reference_that_moves_twice_as_much_as_the_steps_gets_half_the_exponent(tmp_path):
     dataset = Dataset.from_manifest(speed_collection(tmp_path, reference_noise=2.0))
-    assert dataset.speed.exponent == pytest.approx(0.5)
+    assert dataset.machine_speed.exponent == pytest.approx(0.5)
     assert by_id(dataset)["c0"].step_ms == pytest.approx(10.0)
 
 
@@ -189,11 +189,11 @@ def test_the_trace_pass_machine_speed_divides_the_profiled_label_and_the_trace_t
     rows[0]["reference_ms"] = "6.0"  # the machine at half speed while c0's trace was recorded
     write_csv(tmp_path / "manifest.csv", list(rows[0]), rows)
     c0 = by_id(Dataset.from_manifest(tmp_path))["c0"]
-    assert c0.speed > 1.1 and c0.profiled_step_ms == pytest.approx(9.0 / c0.speed)
+    assert c0.slowdown > 1.1 and c0.profiled_step_ms == pytest.approx(9.0 / c0.slowdown)
     trace = json.dumps({"traceEvents": profiler_step(1, 0, 500, mm_us=30)}).encode()
     measured, divided = sample_from_trace(trace), sample_from_trace(trace, c0)
-    assert divided.windows.y == pytest.approx(measured.windows.y / c0.speed)
-    assert divided.profiled_ns == pytest.approx(measured.profiled_ns / c0.speed)
+    assert divided.windows.y == pytest.approx(measured.windows.y / c0.slowdown)
+    assert divided.profiled_ns == pytest.approx(measured.profiled_ns / c0.slowdown)
     assert divided.with_config(None).windows.y == pytest.approx(measured.windows.y)  # and back
 
 
@@ -203,5 +203,5 @@ def test_without_label_passes_or_with_a_row_lacking_its_reference_nothing_is_div
     if skip is None:
         (tmp_path / "labels.csv").unlink()
     dataset = Dataset.from_manifest(tmp_path)
-    assert dataset.speed is None or dataset.speed.exponent == 0.0
-    assert all(config.speed == 1.0 for config in dataset.configs)
+    assert dataset.machine_speed is None or dataset.machine_speed.exponent == 0.0
+    assert all(config.slowdown == 1.0 for config in dataset.configs)

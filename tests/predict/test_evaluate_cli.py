@@ -249,7 +249,7 @@ def test_the_machine_speed_is_named_above_the_table_unless_turned_off(tmp_path, 
     assert json.loads(capsys.readouterr().out)["machine_speed"]["exponent"] == pytest.approx(1.0)
 
 
-def test_cached_samples_are_divided_by_their_configurations_current_speed(tmp_path, monkeypatch):
+def test_cached_samples_are_divided_by_their_configurations_current_slowdown(tmp_path, monkeypatch):
     from dataclasses import replace
 
     from itercast.predict import evaluate
@@ -257,7 +257,7 @@ def test_cached_samples_are_divided_by_their_configurations_current_speed(tmp_pa
     dataset = Dataset.from_manifest(tiny_collection())
     cache = tmp_path / "samples.pkl"
     measured = evaluate.load_samples(dataset, cache)
-    slowed = Dataset([replace(c, speed=2.0) for c in dataset.configs], dataset.source)
+    slowed = Dataset([replace(c, slowdown=2.0) for c in dataset.configs], dataset.source)
     monkeypatch.setattr(evaluate, "featurise", lambda configs: pytest.fail("featurised despite the cache"))
     halved = evaluate.load_samples(slowed, cache)
     for before, after in zip(measured, halved):

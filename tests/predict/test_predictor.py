@@ -589,5 +589,5 @@ def test_train_cli_divides_by_the_machine_speed_unless_told(tmp_path, capsys, fl
     slowed_copies(collection)
     assert main(["train", str(collection), "-o", str(tmp_path / "m.itc"), "--rounds", "5", "--json", *flag]) == 0
     (summary,) = json.loads(capsys.readouterr().out)["hardware"].values()
-    low, high = summary["machine_speed_range"]
+    low, high = summary["slowdown_range"]
     assert low == 1.0 and (high == pytest.approx(1.2) if divided else high == 1.0)

@@ -82,8 +82,8 @@ def run(args) -> int:
         result.write_family_csv(args.families_csv)
     if args.json:
         also = {"also_on": {"dataset": args.also_on, **subset.to_dict()}} if subset else {}
-        speed = {"machine_speed": {"exponent": dataset.speed.exponent, "pairs": dataset.speed.pairs,
-                                   "median_reference_ms": dataset.speed.medians}} if dataset.speed else {}
+        speed = {"machine_speed": {"exponent": dataset.machine_speed.exponent, "pairs": dataset.machine_speed.pairs,
+                                   "median_reference_ms": dataset.machine_speed.medians}} if dataset.machine_speed else {}
         print(json.dumps({**result.to_dict(), "settings": asdict(settings), **speed, **also}))
         return 0
     passes = sorted({config.label_passes for config in dataset.configs})
@@ -92,9 +92,9 @@ def run(args) -> int:
         counts = str(passes[0]) if len(passes) == 1 else f"{passes[0]}-{passes[-1]}"
         print(f"un-profiled labels: the median of {counts} label passes per configuration; "
               f"a pass strays from its median by {spread:.1%} on average")
-    if dataset.speed is not None and dataset.speed.exponent > 0:
+    if dataset.machine_speed is not None and dataset.machine_speed.exponent > 0:
         print(f"labels and trace times divided by the machine's speed then: (reference time / median) ** "
-              f"{dataset.speed.exponent:.2f}, fitted on {dataset.speed.pairs} label-pass pairs")
+              f"{dataset.machine_speed.exponent:.2f}, fitted on {dataset.machine_speed.pairs} label-pass pairs")
     print(result.table())
     by_hardware = result.hardware_table()
     if by_hardware:

@@ -30,8 +30,8 @@ class Config:
     line: str = ""  # the architecture line (the manifest's `arch`): a model's size variants share it
     label_passes: int = 1  # measurements step_ms is the median of (the collection's label passes)
     label_spread: float = 0.0  # mean |measurement / step_ms - 1| over them: how far one pass strays
-    speed: float = 1.0  # how slow the machine ran when the trace was recorded (MachineSpeed.factor); the
-    # trace's times and both labels are divided by it
+    slowdown: float = 1.0  # how much slower than usual the machine ran as the trace was recorded
+    # (MachineSpeed.slowdown): the trace's times and the trace pass's labels are divided by it
 
 
 def hardware_key(row: dict) -> str:
@@ -47,8 +47,7 @@ def hardware_key(row: dict) -> str:
 class Dataset:
     configs: list[Config]
     source: Path | None = None
-
-    speed: MachineSpeed | None = None  # how the labels were divided by the machine's speed, if they were
+    machine_speed: MachineSpeed | None = None  # how measurements were divided by the machine's speed, if fitted
 
     @classmethod
     def from_manifest(cls, path: str | Path, machine_speed: bool = True) -> "Dataset":
@@ -64,10 +63,10 @@ class Dataset:
         rows = _ok_rows(manifest)
         pass_rows = _ok_rows(manifest.parent / "labels.csv")
         speed = MachineSpeed.fit(rows, pass_rows) if machine_speed else None
-        factor = speed.factor if speed else (lambda row: 1.0)
-        first_pass = {row.get("config_id"): _milliseconds(row, "step_ms", manifest, line) / factor(row)
+        slowdown = speed.slowdown if speed else (lambda row: 1.0)
+        first_pass = {row.get("config_id"): _milliseconds(row, "step_ms", manifest, line) / slowdown(row)
                       for line, row in rows}
-        passes = label_passes(manifest.parent / "labels.csv", pass_rows, first_pass, factor)
+        passes = label_passes(manifest.parent / "labels.csv", pass_rows, first_pass, slowdown)
         configs = []
         for line, row in rows:
             try:
@@ -77,10 +76,10 @@ class Dataset:
                     config_id=row["config_id"], model=row["model"], family=row.get("family", ""),
                     hardware=hardware_key(row), trace_path=manifest.parent / row["trace_path"],
                     step_ms=label,
-                    profiled_step_ms=_milliseconds(row, "profiled_step_ms", manifest, line) / factor(row),
+                    profiled_step_ms=_milliseconds(row, "profiled_step_ms", manifest, line) / slowdown(row),
                     batch_size=int(row.get("batch_size") or 0), line=row.get("arch") or row["model"],
                     label_passes=len(step_ms), label_spread=float(np.mean(np.abs(step_ms / label - 1))),
-                    speed=factor(row)))
+                    slowdown=slowdown(row)))
             except (KeyError, ValueError) as error:
                 raise ItercastError(f"{manifest}, line {line}: bad row ({error})") from None
         if not configs:
@@ -94,7 +93,7 @@ class Dataset:
         return sorted({c.hardware for c in self.configs})
 
     def for_hardware(self, key: str) -> "Dataset":
-        return Dataset([c for c in self.configs if c.hardware == key], self.source, self.speed)
+        return Dataset([c for c in self.configs if c.hardware == key], self.source, self.machine_speed)
 
 
 def _milliseconds(row: dict, column: str, path: Path, line: int) -> float:
@@ -115,9 +114,9 @@ MIN_DRIFT_CONFIGS = 30
 
 
 def label_passes(path: Path, pass_rows: list[tuple[int, dict]], first_pass: dict[str, float],
-                 factor=lambda row: 1.0) -> dict[str, list[float]]:
+                 slowdown=lambda row: 1.0) -> dict[str, list[float]]:
     """Each configuration's step_ms from the collection's extra label passes (``pass_rows``, read from
-    labels.csv at ``path``), each divided by ``factor`` of its row (the machine's speed then).
+    labels.csv at ``path``), each divided by ``slowdown`` of its row (the machine's then).
 
     The traces were recorded in the manifest's pass, and a shared machine drifts between passes (this
     VM ran a pass 7%, the next 8%, the next 13% slower than the first), so each pass is rescaled by its
@@ -127,7 +126,7 @@ def label_passes(path: Path, pass_rows: list[tuple[int, dict]], first_pass: dict
     by_pass: dict[str, dict[str, float]] = {}  # label_pass -> config_id -> step_ms
     for line, row in pass_rows:
         by_pass.setdefault(row.get("label_pass"), {})[row.get("config_id")] = _milliseconds(
-            row, "step_ms", path, line) / factor(row)
+            row, "step_ms", path, line) / slowdown(row)
     passes: dict[str, list[float]] = {}
     for values in by_pass.values():
         ratios = [ms / first_pass[config_id] for config_id, ms in values.items() if config_id in first_pass]
@@ -150,7 +149,7 @@ class MachineSpeed:
     """How a collection's measurements are divided by the machine's speed when they were taken.
 
     A collection times a fixed reference workload next to every measurement (collect.measure.ReferenceWorkload).
-    A row's factor is (its reference time / the median reference time on its hardware) ** ``exponent``.
+    A row's slowdown is (its reference time / the median reference time on its hardware) ** ``exponent``.
     The exponent is fitted on the label passes, the only measurements of one configuration at two moments:
     the log ratio of a configuration's label in a pass to its first, against that of their reference times,
     each pass's drift (median) removed; least squares through the origin, within [0, 1]. A reference that
@@ -196,7 +195,7 @@ class MachineSpeed:
             exponent = float(np.clip(step_ratios @ reference_ratios / spread, 0.0, 1.0)) if spread > 0 else 0.0
         return cls(exponent, {key: float(np.median(values)) for key, values in references.items()}, count, hardware)
 
-    def factor(self, row: dict) -> float:
+    def slowdown(self, row: dict) -> float:
         """What a manifest or labels.csv row's times are divided by (1 for a configuration not fitted on)."""
         hardware = self.hardware.get(row.get("config_id"))
         if self.exponent == 0.0 or hardware is None:
@@ -228,17 +227,17 @@ class TraceSample:
     profiled_ns: float  # the ProfilerStep duration of that iteration
     op_names: list[str] = field(default_factory=list)  # canonical names of its ops
     hardware_name: str = ""
-    speed: float = 1.0  # what its times (op durations and gaps, head/tail, profiled) are divided by
+    slowdown: float = 1.0  # what its times (op durations and gaps, head/tail, profiled) are divided by
 
     def with_config(self, config: Config | None) -> "TraceSample":
-        """This sample for ``config``, its times divided by that configuration's speed instead."""
-        speed = config.speed if config is not None else 1.0
-        scale = self.speed / speed
+        """This sample for ``config``, its times divided by that configuration's slowdown instead."""
+        slowdown = config.slowdown if config is not None else 1.0
+        scale = self.slowdown / slowdown
         if scale == 1.0:
             return replace(self, config=config)
         windows = replace(self.windows, y=self.windows.y * scale, y_sum=self.windows.y_sum * scale)
         return replace(self, config=config, windows=windows, head_tail_ns=self.head_tail_ns * scale,
-                       profiled_ns=self.profiled_ns * scale, speed=speed)
+                       profiled_ns=self.profiled_ns * scale, slowdown=slowdown)
 
     @cached_property
     def totals(self) -> tuple[np.ndarray, float]:

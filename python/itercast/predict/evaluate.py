@@ -408,7 +408,7 @@ def limit_configs(dataset: Dataset, count: int | None, seed: int = 0) -> Dataset
     if count is None or count >= len(dataset):
         return dataset
     keep = np.sort(np.random.default_rng(seed).choice(len(dataset), size=count, replace=False))
-    return Dataset([dataset.configs[i] for i in keep], dataset.source)
+    return Dataset([dataset.configs[i] for i in keep], dataset.source, dataset.machine_speed)
 
 
 def load_samples(dataset: Dataset, cache: str | Path | None = None) -> list[TraceSample]:
@@ -416,7 +416,7 @@ def load_samples(dataset: Dataset, cache: str | Path | None = None) -> list[Trac
 
     The cache is keyed by config id and trace path; any configuration it lacks re-featurises all.
     Samples read from it carry the dataset's configurations, so relabelled rows count as relabelled (and
-    their times are divided by those configurations' speeds).
+    their times are divided by those configurations' slowdowns).
     """
     from itercast.timeline import FEATURE_SCHEMA_VERSION
 

@@ -288,7 +288,7 @@ def fit_hardware_model(hardware: str, samples: list[TraceSample], window_model: 
     head_tail = HeadTail.fit(head_tail_design[keep], [s.head_tail_ns for s in kept])
     vocabulary = {name for s in kept for name in s.op_names}
     profiled = np.array([s.profiled_ns for s in samples]) / 1e6
-    speeds = [s.config.speed for s in samples]
+    slowdowns = [s.config.slowdown for s in samples]
     summary = {"configs": len(samples), "models": len({s.config.model for s in samples}),
                "families": sorted({s.config.family for s in samples}),
                "ops": int(sum(s.op_count for s in samples)),
@@ -296,8 +296,8 @@ def fit_hardware_model(hardware: str, samples: list[TraceSample], window_model: 
                "median_profiler_inflation": float(np.median(profiled / unprofiled)),
                "max_unexplained": max_unexplained,
                "unexplained_traces": [s.config.config_id for s, k in zip(samples, keep) if not k],
-               # the machine's slowness the training times were divided by (Dataset.from_manifest)
-               "machine_speed_range": [float(min(speeds)), float(max(speeds))]}
+               # the machine's slowdowns the training times were divided by (Dataset.from_manifest)
+               "slowdown_range": [float(min(slowdowns)), float(max(slowdowns))]}
     model = HardwareModel(hardware, window_model, head_tail, reconciliation, vocabulary, summary)
     if calibration_folds:
         model.calibration = fit_calibration(model, kept, template, calibration_folds, client)
