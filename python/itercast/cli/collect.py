@@ -32,7 +32,8 @@ def register(subparsers):
     parser.add_argument("--label-passes", type=int, default=1, metavar="N",
                         help="time each ok configuration's un-profiled steps in N passes over the "
                              "grid (the first is the profiled run's own), minutes apart, into "
-                             "DIR/labels.csv; a label is their median (default 1)")
+                             "DIR/labels.csv; a label is their median, and with 2 or more the machine's "
+                             "slowdown at each measurement is fitted and divided out (default 1)")
     parser.add_argument("--worker-per-model", action="store_true",
                         help="run each model in a fresh worker process (default: one worker for the "
                              "whole grid), so that no model inherits another's memory state")
