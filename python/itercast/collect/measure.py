@@ -32,8 +32,8 @@ class Protocol:
     # steps, which come last, measured 15x the un-profiled ones. Flushed to zero, its steps stay
     # at 40 ms. Real data does not hold a loss at zero: the slow steps were the protocol's artefact.
     flush_denormal: bool = True
-    # The reference workload (machine_speed) is timed this many times before the warm-up steps and as
-    # many after the un-profiled steps; 0 leaves the reference_* fields out.
+    # The reference workload (ReferenceWorkload) is timed this many times before the warm-up steps and
+    # as many after the un-profiled steps; 0 leaves the reference_* fields out.
     reference_repeats: int = 5
 
 
@@ -90,8 +90,9 @@ class ReferenceWorkload:
     models timed minutes around it), and that wandering is in the labels but in no trace. Three parts,
     each a few hundred microseconds to a millisecond, as training steps are made of them: arithmetic
     (a matmul), memory traffic (a 4 MiB add) and per-op overhead (a hundred tiny ops and a small
-    autograd graph). The dataset divides a label by its configuration's reference time
-    (predict.dataset.speed_factors).
+    autograd graph). The dataset divides each measurement by the slowdown its reference time tells
+    (predict.dataset.MachineSpeed): there a configuration's two measurements went from 7.4% to 6.1%
+    apart.
     """
 
     PARTS = ("compute", "memory", "overhead")
