@@ -115,3 +115,30 @@ def test_an_evaluation_over_two_targets_is_broken_down_by_hardware():
     assert evaluation.to_dict()["hardware"] == rows
     one = Evaluation(Settings(models=("m",)), 1, 1, [1], [result.only({"x-cpu"})])
     assert one.hardware_table() is None  # one target: the overall row says it all
+
+
+def test_every_figure_stays_under_its_heading_however_wide():
+    """A 2000x miss (a median baseline on odd data) and a long model name widen their columns instead of
+    pushing the figures after them out from under their headings."""
+    from itercast.predict.evaluate import Evaluation, ModelResult, Settings
+
+    def result(name, predicted):
+        return ModelResult(name, predicted_ms=[predicted, 100.0], predicted_profiled_ms=[predicted, 1.0],
+                           measured_ms=[0.05, 100.0], measured_profiled_ms=[0.05, 1.0], families=["a", "b"],
+                           config_ids=["x", "y"], models=["x", "y"], train_seconds=[1.0], predict_seconds=0.1,
+                           hardware=["cpu:A:1t", "cpu:A:1t"])
+
+    results = [result("median", 200.0), result("lightgbm-constant-long-name", 0.05)]
+    evaluation = Evaluation(Settings(models=tuple(r.name for r in results)), 2, 2, [2], results)
+    def ends(line):  # where each word of a line ends
+        return {index for index, char in enumerate(line) if char != " " and line[index + 1:index + 2] in (" ", "")}
+
+    for table in (evaluation.table(), evaluation.family_table()):
+        lines = table.splitlines()
+        header = next(line for line in lines if line.startswith(("model ", "family ")))
+        rows = [line for line in lines if line.split()[:1] in (["median"], ["lightgbm-constant-long-name"], ["a"])]
+        assert len(rows) == (2 if table.startswith("2 configurations") else 1)
+        for row in rows:
+            figures = ends(row) - {min(ends(row))}  # the name's end aside
+            assert figures <= ends(header), (row, header)  # every figure ends where a heading does
+    assert "199950.0%" in evaluation.table() and "399900.0%" in evaluation.family_table()

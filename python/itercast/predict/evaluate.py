@@ -250,18 +250,28 @@ class Evaluation:
     def table(self) -> str:
         s = self.settings
         how = f"holdout {s.test_fraction:.0%} of groups" if s.folds <= 1 else f"{s.folds} folds"
-        w = max([10, *(len(r.name) for r in self.results)])  # the model column fits the longest name
+        cells = [[r.name, f"{r.step.mre:.1%}", f"{r.step.rmse_ms:.2f}", f"{r.step.p90:.1%}", f"{r.profiled.mre:.1%}",
+                  f"{r.profiled.rmse_ms:.2f}", f"{r.profiled.p90:.1%}", f"{np.mean(r.train_seconds):.1f}",
+                  f"{r.latency_ms:.2f}"] for r in self.results]
+        # every column as wide as its widest cell, so a long model name or a 1000x error keeps the figures
+        # under their headings
+        widths = [max([least] + [len(row[column]) for row in cells])
+                  for column, least in enumerate((10, 8, 9, 8, 8, 9, 8, 8, 14))]
+
+        def line(values) -> str:
+            padded = [f"{values[0]:{widths[0]}}"] + [f"{value:>{width}}" for value, width in zip(values[1:], widths[1:])]
+            return "  ".join([" ".join(padded[:4]), " ".join(padded[4:7]), " ".join(padded[7:])])
+
+        def span(columns) -> int:  # a heading over several columns
+            return sum(widths[c] for c in columns) + len(columns) - 1
+
         lines = [f"{self.configurations} configurations, {self.architectures} architectures; split by {s.split} "
                  f"({how}, seed {s.seed}); test configurations per fold: {self.test_sizes}"
                  + ("; scored on these configurations only" if self.scored_on is not None else ""),
-                 f"{'':{w}} {'-- un-profiled step_ms --':>27}  {'-- profiled iteration --':>27}",
-                 f"{'model':{w}} {'MRE':>8} {'RMSE ms':>9} {'p90 RE':>8}  {'MRE':>8} {'RMSE ms':>9} {'p90 RE':>8}"
-                 f"  {'train s':>8} {'predict ms/it':>14}"]
-        for r in self.results:
-            step, profiled = r.step, r.profiled
-            lines.append(f"{r.name:{w}} {step.mre:8.1%} {step.rmse_ms:9.2f} {step.p90:8.1%}  {profiled.mre:8.1%} "
-                         f"{profiled.rmse_ms:9.2f} {profiled.p90:8.1%}  {np.mean(r.train_seconds):8.1f} "
-                         f"{r.latency_ms:14.2f}")
+                 f"{'':{widths[0]}} {'-- un-profiled step_ms --':>{span(range(1, 4))}}  "
+                 f"{'-- profiled iteration --':>{span(range(4, 7))}}",
+                 line(["model", "MRE", "RMSE ms", "p90 RE", "MRE", "RMSE ms", "p90 RE", "train s", "predict ms/it"])]
+        lines += [line(row) for row in cells]
         lines.append("train s: mean per fitted model.")
         for r in self.results:
             if r.epochs:
@@ -286,10 +296,11 @@ class Evaluation:
         names = [r.name for r in self.results]
         rows = self.group_rows(column)
         width = max([24] + [len(row[column]) for row in rows])
-        lines = [f"{column + ' (MRE vs step_ms)':{width}} {'n':>4} " + " ".join(f"{n:>9}" for n in names)]
+        widths = [max([9, len(n)] + [len(f"{row[n]:.1%}") for row in rows]) for n in names]
+        lines = [f"{column + ' (MRE vs step_ms)':{width}} {'n':>4} " + " ".join(f"{n:>{w}}" for n, w in zip(names, widths))]
         for row in rows:
             lines.append(f"{row[column]:{width}} {row['configurations']:4d} "
-                         + " ".join(f"{row[n]:9.1%}" for n in names))
+                         + " ".join(f"{row[n]:>{w}.1%}" for n, w in zip(names, widths)))
         return "\n".join(lines)
 
     def family_table(self) -> str:
