@@ -227,17 +227,16 @@ class TraceSample:
     profiled_ns: float  # the ProfilerStep duration of that iteration
     op_names: list[str] = field(default_factory=list)  # canonical names of its ops
     hardware_name: str = ""
-    slowdown: float = 1.0  # what its times (op durations and gaps, head/tail, profiled) are divided by
 
     def with_config(self, config: Config | None) -> "TraceSample":
-        """This sample for ``config``, its times divided by that configuration's slowdown instead."""
-        slowdown = config.slowdown if config is not None else 1.0
-        scale = self.slowdown / slowdown
+        """This sample for ``config``: its times (op durations and gaps, head/tail, profiled), divided by
+        its own configuration's slowdown, are divided by that configuration's instead."""
+        scale = _slowdown(self.config) / _slowdown(config)
         if scale == 1.0:
             return replace(self, config=config)
         windows = replace(self.windows, y=self.windows.y * scale, y_sum=self.windows.y_sum * scale)
         return replace(self, config=config, windows=windows, head_tail_ns=self.head_tail_ns * scale,
-                       profiled_ns=self.profiled_ns * scale, slowdown=slowdown)
+                       profiled_ns=self.profiled_ns * scale)
 
     @cached_property
     def totals(self) -> tuple[np.ndarray, float]:
@@ -246,6 +245,10 @@ class TraceSample:
         from itercast.predict.rows import iteration_totals
 
         return iteration_totals(self.windows)
+
+
+def _slowdown(config: Config | None) -> float:
+    return config.slowdown if config is not None else 1.0
 
 
 def _iteration_to_keep(timeline) -> int:
