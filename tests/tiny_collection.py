@@ -10,6 +10,7 @@ import atexit
 import csv
 import functools
 import shutil
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -55,10 +56,9 @@ def _profile(build, batch_size: int, trace: Path) -> tuple[float, float]:
     torch.manual_seed(0)
     model = build()
     optimiser = torch.optim.SGD(model.parameters(), lr=0.01)
-    start = time.perf_counter()
-    for _ in range(3):
-        _train_step(model, optimiser, batch_size)
-    unprofiled_ms = (time.perf_counter() - start) * 1000 / 3
+    for _ in range(2):  # the first steps allocate and build state: timed, they made labels the traces'
+        _train_step(model, optimiser, batch_size)  # op times could not explain, and tests flaky
+    unprofiled_ms = statistics.median(_timed_ms(lambda: _train_step(model, optimiser, batch_size)) for _ in range(5))
     with profile(activities=[ProfilerActivity.CPU], record_shapes=True,
                  schedule=schedule(wait=0, warmup=1, active=2),
                  on_trace_ready=lambda p: p.export_chrome_trace(str(trace))) as profiler:
@@ -68,6 +68,12 @@ def _profile(build, batch_size: int, trace: Path) -> tuple[float, float]:
             profiler.step()
     profiled_ms = (time.perf_counter() - start) * 1000 / 3
     return unprofiled_ms, profiled_ms
+
+
+def _timed_ms(run) -> float:
+    start = time.perf_counter()
+    run()
+    return (time.perf_counter() - start) * 1000
 
 
 def write_collection(directory: Path) -> Path:
