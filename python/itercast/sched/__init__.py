@@ -1,0 +1,1 @@
+"""Self-configuring scheduling (AutoSched): forecasting, search space and tuner."""
