@@ -38,6 +38,11 @@ class KnownJobs:
     def __len__(self) -> int:
         return len(self.submit)
 
+    def subset(self, mask: np.ndarray) -> "KnownJobs":
+        return KnownJobs(self.submit[mask], self.gpus[mask],
+                         None if self.virtual_cluster is None else self.virtual_cluster[mask],
+                         self.duration[mask], self.finish[mask])
+
     def finished_in(self, start: float, end: float) -> np.ndarray:
         """Mask of the jobs that finished in [start, end]."""
         return (self.finish >= start) & (self.finish <= end)
@@ -59,14 +64,13 @@ def known_at(jobs: Workload, finish: np.ndarray, now: float, *, since: float = -
     if np.any(finish[finished] < jobs.submit[finished]):
         first = int(np.flatnonzero(finished & (finish < jobs.submit))[0])
         raise WorkloadError(f"{jobs.describe(first)} finishes before it is submitted")
-    keep = (jobs.submit < now) & ((jobs.submit >= since) | (finished & (finish >= since)))
+    keep = np.flatnonzero((jobs.submit < now) & ((jobs.submit >= since) | (finished & (finish >= since))))
     finished = finished[keep]
-    subset = jobs.subset(keep)
     return KnownJobs(
-        submit=subset.submit,
-        gpus=subset.gpus,
-        virtual_cluster=subset.virtual_cluster,
-        duration=np.where(finished, subset.duration, np.nan),
+        submit=jobs.submit[keep],
+        gpus=jobs.gpus[keep],
+        virtual_cluster=None if jobs.virtual_cluster is None else jobs.virtual_cluster[keep],
+        duration=np.where(finished, jobs.durations[keep].min(axis=1), np.nan),
         finish=np.where(finished, finish[keep], np.nan),
     )
 

@@ -29,6 +29,8 @@ DAY_S = 24 * HOUR_S
 WEEK_S = 7 * DAY_S
 # Weight, in expected arrivals, of the whole window's level against the recent one.
 LEVEL_PRIOR_ARRIVALS = 5.0
+# The longer history whose (vc, gpus) mix smooths the window's.
+MIX_HISTORY_S = WEEK_S
 
 
 class ArrivalModel:
@@ -269,7 +271,7 @@ class WorkloadForecaster:
       towards the coarser profile (see ``ArrivalModel``).
     - ``halflife_s``: recency half-life of the arrival level and of the
       window's (vc, gpus) mix.
-    - ``mix_prior_jobs``: pseudo-jobs of the longer history's (vc, gpus) mix
+    - ``mix_prior_jobs``: pseudo-jobs of the last week's (vc, gpus) mix
       added to the window's, so a GPU count seen last week can still occur.
     - ``min_group``: pseudo-count of the duration shrinkage (``DurationSampler``).
     - ``duration_jitter``: sigma of the log-normal duration jitter.
@@ -302,24 +304,25 @@ class WorkloadForecaster:
         jobs that finished in [now - history_s, now]: in steady state these
         have the duration mix of arrivals, where "submitted and finished"
         would favour short jobs."""
-        long_start = float(now) - max(self.history_s, self.arrivals.calendar_history_s)
-        known = known_at(jobs, finish, now, since=long_start)
+        known = known_at(jobs, finish, now, since=float(now) - max(self.history_s, self.arrivals.calendar_history_s))
         self.now = float(now)
         self.arrivals.fit(known.submit, self.now)
-        self._codes = GroupCodes(known.virtual_cluster)
-        vc_codes = self._codes.vc_codes(known.virtual_cluster, len(known))
-        self._fit_mix(known, vc_codes, long_start)
-        done = known.finished_in(self.now - self.history_s, self.now)
-        self._durations = DurationSampler(known.duration[done], known.gpus[done], vc_codes[done],
+        mix_start = self.now - max(self.history_s, MIX_HISTORY_S)
+        recent = known.subset((known.submit >= mix_start) | known.finished_in(self.now - self.history_s, self.now))
+        self._codes = GroupCodes(recent.virtual_cluster)
+        vc_codes = self._codes.vc_codes(recent.virtual_cluster, len(recent))
+        self._fit_mix(recent, vc_codes, mix_start)
+        done = recent.finished_in(self.now - self.history_s, self.now)
+        self._durations = DurationSampler(recent.duration[done], recent.gpus[done], vc_codes[done],
                                           min_group=self.min_group, jitter=self.duration_jitter)
         return self
 
-    def _fit_mix(self, known: KnownJobs, vc_codes: np.ndarray, long_start: float) -> None:
-        """The (vc, gpus) distribution of the window's submissions, plus
-        ``mix_prior_jobs`` jobs spread like the longer history's."""
+    def _fit_mix(self, known: KnownJobs, vc_codes: np.ndarray, mix_start: float) -> None:
+        """The (vc, gpus) distribution of the window's submissions, weighted
+        by recency, plus ``mix_prior_jobs`` jobs spread like the last week's."""
         keys = np.where(vc_codes >= 0, vc_codes, 0) << 32 | known.gpus
         in_window = known.submit >= self.now - self.history_s
-        in_long = known.submit >= long_start
+        in_long = known.submit >= mix_start
         self._mix_keys, inverse = np.unique(keys[in_long], return_inverse=True)
         long_counts = np.bincount(inverse, minlength=len(self._mix_keys)).astype(np.float64)
         recency = recency_weights(known.submit[in_long], self.now, self.arrivals.halflife_s)
