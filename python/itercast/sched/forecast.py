@@ -43,8 +43,11 @@ class ArrivalModel:
     ``history_s`` without the weekly calendar). Each bin's rate is shrunk
     towards a coarser one, as a Gamma-Poisson posterior whose prior weighs
     ``smoothing`` hours of exposure: hour-of-week -> hour-of-day -> the mean
-    rate. With 24 h of history and the default 4 hours, each hour's rate is
-    1/5 what that hour saw and 4/5 the day's mean.
+    rate. The default, 16 hours, leaves an hour-of-day bin learned over four
+    weeks (28 h of exposure) 28/44 of its own rate, an hour-of-week bin (4 h)
+    4/20 and an hour seen on a single day 1/17: on Philly and Helios an
+    hour's past shape says little about its next occurrence beyond the
+    level (docs/forecast.md).
 
     The level is arrivals over the last ``history_s`` divided by what the
     profile predicts for them, both weighted by recency (weights halve every
@@ -53,7 +56,7 @@ class ArrivalModel:
     """
 
     def __init__(self, history_s: float = DAY_S, *, calendar: bool = True,
-                 calendar_history_s: float = 4 * WEEK_S, smoothing: float = 4.0,
+                 calendar_history_s: float = 4 * WEEK_S, smoothing: float = 16.0,
                  halflife_s: float = HOUR_S):
         self.history_s = positive_seconds("history_s", history_s)
         self.halflife_s = positive_seconds("halflife_s", halflife_s) if np.isfinite(halflife_s) else np.inf
@@ -281,7 +284,7 @@ class WorkloadForecaster:
     """
 
     def __init__(self, history_s: float = DAY_S, *, calendar: bool = True,
-                 calendar_history_s: float = 4 * WEEK_S, smoothing: float = 4.0, halflife_s: float = HOUR_S,
+                 calendar_history_s: float = 4 * WEEK_S, smoothing: float = 16.0, halflife_s: float = HOUR_S,
                  mix_prior_jobs: float = 10.0, min_group: float = 5.0, duration_jitter: float = 0.1):
         self.history_s = positive_seconds("history_s", history_s)
         self.arrivals = ArrivalModel(history_s, calendar=calendar, calendar_history_s=calendar_history_s,
