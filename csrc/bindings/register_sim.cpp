@@ -81,6 +81,62 @@ py::dict segments_dict(const Simulator& simulator) {
     return result;
 }
 
+using Doubles = py::array_t<double, py::array::c_style | py::array::forcecast>;
+using Ints = py::array_t<int, py::array::c_style | py::array::forcecast>;
+using Bytes = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
+
+template <typename Array, typename T>
+void read_column(const py::dict& columns, const char* name, std::vector<T>& out) {
+    if (columns.contains(name)) out = to_vector(columns[name].cast<Array>());
+}
+
+// The live-state columns a simulation starts from; absent ones keep the
+// fresh-job defaults (sim::LiveState).
+sim::LiveState live_state(const py::dict& columns) {
+    sim::LiveState live;
+    read_column<Doubles>(columns, "attained_gpu_s", live.attained_gpu_s);
+    read_column<Doubles>(columns, "done_fraction", live.done_fraction);
+    read_column<Doubles>(columns, "remaining_s", live.remaining_s);
+    read_column<Bytes>(columns, "running", live.running);
+    read_column<Doubles>(columns, "service_since_promotion_gpu_s", live.service_since_promotion);
+    read_column<Doubles>(columns, "held_since_promotion_s", live.held_since_promotion);
+    read_column<Doubles>(columns, "queue_entry_s", live.queue_entry);
+    read_column<Doubles>(columns, "pending_since_s", live.pending_since);
+    read_column<Doubles>(columns, "first_start_s", live.first_start);
+    read_column<Doubles>(columns, "work_start_s", live.work_start);
+    read_column<Doubles>(columns, "last_start_s", live.last_start);
+    read_column<Ints>(columns, "slice_offset", live.slice_offset);
+    read_column<Ints>(columns, "slice_pool", live.slice_pool);
+    read_column<Ints>(columns, "slice_node", live.slice_node);
+    read_column<Ints>(columns, "slice_gpus", live.slice_gpus);
+    return live;
+}
+
+py::dict snapshot_dict(const Simulator& simulator, bool include_future) {
+    const sim::Snapshot snap = simulator.snapshot(include_future);
+    const sim::LiveState& live = snap.live;
+    py::dict result;
+    result["job"] = to_array(snap.job);
+    result["tiresias_queue"] = to_array(snap.tiresias_queue);
+    result["preemptions"] = to_array(snap.preemptions);
+    result["attained_gpu_s"] = to_array(live.attained_gpu_s);
+    result["done_fraction"] = to_array(live.done_fraction);
+    result["remaining_s"] = to_array(live.remaining_s);
+    result["running"] = to_array(live.running);
+    result["service_since_promotion_gpu_s"] = to_array(live.service_since_promotion);
+    result["held_since_promotion_s"] = to_array(live.held_since_promotion);
+    result["queue_entry_s"] = to_array(live.queue_entry);
+    result["pending_since_s"] = to_array(live.pending_since);
+    result["first_start_s"] = to_array(live.first_start);
+    result["work_start_s"] = to_array(live.work_start);
+    result["last_start_s"] = to_array(live.last_start);
+    result["slice_offset"] = to_array(live.slice_offset);
+    result["slice_pool"] = to_array(live.slice_pool);
+    result["slice_node"] = to_array(live.slice_node);
+    result["slice_gpus"] = to_array(live.slice_gpus);
+    return result;
+}
+
 }  // namespace
 
 void register_sim(py::module_& m) {
@@ -96,36 +152,36 @@ void register_sim(py::module_& m) {
              py::arg("restart_overhead_s"), py::arg("lease_s"), py::arg("queue_thresholds_gpu_s"),
              py::arg("starvation_factor"));
 
-    using Doubles = py::array_t<double, py::array::c_style | py::array::forcecast>;
-    using Ints = py::array_t<int, py::array::c_style | py::array::forcecast>;
-    using Bytes = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
     py::class_<Simulator>(m, "Simulator", "Event-driven GPU cluster simulator")
         .def(py::init([](const std::vector<std::pair<int, int>>& pools, const Doubles& submit,
                          const Ints& gpus, const Doubles& duration, const Doubles& estimate,
-                         const Doubles& attained_gpu_s, const Doubles& done_fraction,
-                         const Bytes& running, const Config& config, double start_time,
+                         const py::dict& live, const Config& config, double start_time,
                          bool record_segments) {
                  std::vector<sim::PoolSpec> specs;
                  for (const auto& [nodes, per_node] : pools) specs.push_back({nodes, per_node});
-                 sim::JobTable table{to_vector(submit),         to_vector(gpus),
-                                     to_vector(duration),       to_vector(estimate),
-                                     to_vector(attained_gpu_s), to_vector(done_fraction),
-                                     to_vector(running)};
+                 sim::JobTable table{to_vector(submit), to_vector(gpus), to_vector(duration),
+                                     to_vector(estimate), live_state(live)};
                  return new Simulator(std::move(specs), std::move(table), config, start_time,
                                       record_segments);
              }),
              py::arg("pools"), py::arg("submit"), py::arg("gpus"), py::arg("duration"),
-             py::arg("estimate"), py::arg("attained_gpu_s"), py::arg("done_fraction"),
-             py::arg("running"), py::arg("config"),
+             py::arg("estimate"), py::arg("live"), py::arg("config"),
              py::arg("start_time") = std::numeric_limits<double>::quiet_NaN(),
              py::arg("record_segments") = false)
         .def("run_until", &Simulator::run_until,
-             py::arg("until") = std::numeric_limits<double>::infinity(),
+             py::arg("until") = std::numeric_limits<double>::infinity(), py::arg("max_events") = 0,
              py::call_guard<py::gil_scoped_release>())
         .def("set_config", &Simulator::set_config, py::arg("config"))
+        .def("set_estimates",
+             [](Simulator& simulator, const Doubles& estimates) {
+                 simulator.set_estimates(to_vector(estimates));
+             },
+             py::arg("estimates"))
+        .def("snapshot", &snapshot_dict, py::arg("include_future") = false)
         .def_property_readonly("now", &Simulator::now)
         .def_property_readonly("events", &Simulator::events)
         .def_property_readonly("unfinished", &Simulator::unfinished)
+        .def_property_readonly("budget_exhausted", &Simulator::budget_exhausted)
         .def("outcome", &outcome_dict)
         .def("segments", &segments_dict);
 }

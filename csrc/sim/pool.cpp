@@ -9,25 +9,16 @@ Pool::Pool(int nodes, int gpus_per_node)
     : gpus_per_node_(gpus_per_node),
       total_free_(nodes * gpus_per_node),
       free_(nodes, gpus_per_node),
-      by_free_(gpus_per_node + 1),
-      slot_(nodes) {
+      by_free_(gpus_per_node + 1) {
     if (nodes <= 0 || gpus_per_node <= 0) throw std::invalid_argument("a pool needs nodes and GPUs");
-    for (int node = 0; node < nodes; ++node) {
-        slot_[node] = node;
-        by_free_[gpus_per_node].push_back(node);
-    }
+    for (int node = 0; node < nodes; ++node) by_free_[gpus_per_node].insert(node);
 }
 
 void Pool::set_free(int node, int free) {
-    auto& old_group = by_free_[free_[node]];
-    int moved = old_group.back();
-    old_group[slot_[node]] = moved;
-    slot_[moved] = slot_[node];
-    old_group.pop_back();
+    by_free_[free_[node]].erase(node);
     total_free_ += free - free_[node];
     free_[node] = free;
-    slot_[node] = static_cast<int>(by_free_[free].size());
-    by_free_[free].push_back(node);
+    by_free_[free].insert(node);
 }
 
 bool Pool::allocate(int gpus, Placement placement, std::vector<Slice>& out) {
@@ -43,7 +34,7 @@ bool Pool::allocate_consolidated(int gpus, std::vector<Slice>& out) {
     if (gpus <= gpus_per_node_) {
         for (int free = gpus; free <= gpus_per_node_; ++free) {
             if (by_free_[free].empty()) continue;
-            int node = by_free_[free].back();
+            int node = *by_free_[free].begin();
             set_free(node, free - gpus);
             out.push_back({node, gpus});
             return true;

@@ -1,6 +1,7 @@
 #pragma once
 // One GPU type: identical nodes with the same number of GPUs each, and the
 // bookkeeping to place a job on them consolidated or spread.
+#include <set>
 #include <vector>
 
 #include "sim/config.hpp"
@@ -35,9 +36,11 @@ private:
 
     int gpus_per_node_;
     int total_free_;
-    std::vector<int> free_;                  // free GPUs per node
-    std::vector<std::vector<int>> by_free_;  // nodes grouped by their free GPUs
-    std::vector<int> slot_;                  // a node's index inside its group
+    std::vector<int> free_;  // free GPUs per node
+    // Nodes grouped by their free GPUs, in node order: a placement depends only
+    // on how many GPUs each node has free, never on the order nodes were
+    // freed in, so a cluster rebuilt from a snapshot places jobs alike.
+    std::vector<std::set<int>> by_free_;
 };
 
 }  // namespace itercast::sim

@@ -14,6 +14,33 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
 
+namespace {
+constexpr double kQueueLimitTolerance = 1e-9;  // relative; see tiresias_queue_of
+
+// A live-state column's value for `job`, or `fallback` where the column is
+// absent or holds NaN.
+double live_or(const std::vector<double>& column, int job, double fallback) {
+    if (column.empty() || std::isnan(column[job])) return fallback;
+    return column[job];
+}
+
+void check_live_columns(const LiveState& live, size_t n) {
+    const std::vector<const std::vector<double>*> doubles = {
+        &live.attained_gpu_s, &live.done_fraction,  &live.remaining_s, &live.service_since_promotion,
+        &live.held_since_promotion, &live.queue_entry, &live.pending_since,
+        &live.first_start,    &live.work_start,     &live.last_start};
+    bool ok = live.running.empty() || live.running.size() == n;
+    for (const auto* column : doubles) ok &= column->empty() || column->size() == n;
+    ok &= live.slice_offset.empty() || live.slice_offset.size() == n + 1;
+    if (!live.slice_offset.empty()) {
+        const size_t slices = static_cast<size_t>(live.slice_offset.back());
+        ok &= live.slice_pool.size() == slices && live.slice_node.size() == slices &&
+              live.slice_gpus.size() == slices;
+    }
+    if (!ok) throw std::invalid_argument("live-state columns differ in length from the job table");
+}
+}  // namespace
+
 Simulator::Simulator(std::vector<PoolSpec> pools, JobTable jobs, Config config, double start_time,
                      bool record_segments)
     : jobs_(std::move(jobs)),
@@ -24,10 +51,10 @@ Simulator::Simulator(std::vector<PoolSpec> pools, JobTable jobs, Config config, 
     const size_t n = jobs_.submit.size();
     if (pools.empty()) throw std::invalid_argument("the cluster has no GPU pools");
     if (jobs_.gpus.size() != n || jobs_.duration.size() != n * pools.size() ||
-        jobs_.estimate.size() != n || jobs_.attained_gpu_s.size() != n ||
-        jobs_.done_fraction.size() != n || jobs_.running.size() != n) {
+        jobs_.estimate.size() != n) {
         throw std::invalid_argument("job table columns differ in length");
     }
+    check_live_columns(jobs_.live, n);
     for (const PoolSpec& spec : pools) {
         pools_.emplace_back(spec.nodes, spec.gpus_per_node);
         total_free_ += pools_.back().capacity();
@@ -51,14 +78,6 @@ Simulator::Simulator(std::vector<PoolSpec> pools, JobTable jobs, Config config, 
         }
         std::stable_sort(order, order + usable,
                          [&](int a, int b) { return duration_on(job, a) < duration_on(job, b); });
-        JobState& st = state_[job];
-        st.remaining_pool = order[0];
-        st.remaining_s = (1.0 - jobs_.done_fraction[job]) * duration_on(job, order[0]);
-        st.attained_gpu_s = jobs_.attained_gpu_s[job];
-        st.service_since_promotion = st.attained_gpu_s;
-        st.queue = tiresias_queue_of(st.service_since_promotion);
-        st.queue_entry = jobs_.submit[job];
-        st.resumed = jobs_.done_fraction[job] > 0;
     }
 
     arrival_order_.resize(n);
@@ -68,16 +87,70 @@ Simulator::Simulator(std::vector<PoolSpec> pools, JobTable jobs, Config config, 
     const double first_submit = n ? jobs_.submit[arrival_order_[0]] : 0.0;
     start_time_ = std::isfinite(start_time) ? start_time : first_submit;
     now_ = start_time_;
+    for (int job = 0; job < n_; ++job) restore(job);
+}
 
-    // A live cluster: jobs that already hold GPUs keep running, without overhead.
-    for (int job = 0; job < n_; ++job) {
-        if (!jobs_.running[job]) continue;
-        state_[job].resumed = false;
-        if (!try_start(job, now_)) {
-            throw std::invalid_argument("running job " + std::to_string(job) +
-                                        " does not fit the cluster at the start");
-        }
+// Sets a job up from the live-state columns: a fresh job by default, else
+// one that already received service, waits in the queue or holds GPUs.
+// Restored waiting and running jobs cause no event at the start, so a
+// simulation built from a snapshot schedules exactly when the original would.
+void Simulator::restore(int job) {
+    const LiveState& live = jobs_.live;
+    JobState& st = state_[job];
+    const double done = live_or(live.done_fraction, job, 0.0);
+    st.remaining_pool = pools_by_speed(job)[0];
+    st.remaining_s = live_or(live.remaining_s, job, (1.0 - done) * duration_on(job, st.remaining_pool));
+    st.attained_gpu_s = live_or(live.attained_gpu_s, job, 0.0);
+    st.service_since_promotion = live_or(live.service_since_promotion, job, st.attained_gpu_s);
+    st.held_since_promotion = live_or(live.held_since_promotion, job, 0.0);
+    st.queue = tiresias_queue_of(st.service_since_promotion);
+    st.queue_entry = live_or(live.queue_entry, job, jobs_.submit[job]);
+    st.resumed = done > 0 || st.attained_gpu_s > 0;
+    outcome_.first_start[job] = live_or(live.first_start, job, kNaN);
+    if (!live.running.empty() && live.running[job]) {
+        restore_running(job);
+    } else if (!std::isnan(live_or(live.pending_since, job, kNaN))) {
+        enqueue(job, live.pending_since[job]);
+        push_promotion(job);
     }
+}
+
+void Simulator::restore_running(int job) {
+    const LiveState& live = jobs_.live;
+    JobState& st = state_[job];
+    st.resumed = false;
+    const int first = live.slice_offset.empty() ? 0 : live.slice_offset[job];
+    const int last = live.slice_offset.empty() ? 0 : live.slice_offset[job + 1];
+    bool placed = false;
+    if (first < last) {
+        const int pool = live.slice_pool[first];
+        st.slices.clear();
+        int gpus = 0;
+        for (int i = first; i < last; ++i) {
+            if (live.slice_pool[i] != pool || pool < 0 || pool >= static_cast<int>(pools_.size())) {
+                throw std::invalid_argument("running job " + std::to_string(job) +
+                                            " is placed on more than one GPU pool or an unknown one");
+            }
+            st.slices.push_back({live.slice_node[i], live.slice_gpus[i]});
+            gpus += live.slice_gpus[i];
+        }
+        placed = gpus == jobs_.gpus[job] && pools_[pool].reacquire(st.slices);
+        if (placed) {
+            total_free_ += jobs_.gpus[job];  // start() takes them again
+            start(job, pool, now_);
+        }
+    } else {
+        placed = try_start(job, now_);
+    }
+    if (!placed) {
+        throw std::invalid_argument("running job " + std::to_string(job) +
+                                    " does not fit the cluster at the start");
+    }
+    st.work_start = std::max(now_, live_or(live.work_start, job, now_));
+    st.last_start = live_or(live.last_start, job, now_);
+    st.lease_end = st.last_start + config_.lease_s;
+    ++st.version;
+    push_running_events(job);
 }
 
 void Simulator::check_jobs_fit() const {
@@ -105,10 +178,14 @@ double Simulator::next_event_time() const {
     return next;
 }
 
-bool Simulator::run_until(double until) {
+bool Simulator::run_until(double until, uint64_t max_events) {
     while (true) {
         const double time = next_event_time();
         if (time == kInf || time > until) break;
+        if (max_events > 0 && events_ >= max_events) {
+            budget_exhausted_ = true;
+            return false;
+        }
         process_batch(time);
     }
     if (unfinished_ > 0 && next_event_time() == kInf) {
@@ -121,8 +198,12 @@ bool Simulator::run_until(double until) {
 
 // Every event at one instant is applied before the scheduler looks at the
 // cluster, so the outcome does not depend on the order of simultaneous events.
+// An instant whose events were all stale (a finish or lease of a job since
+// preempted) is no scheduling instant: it would exist only because of how the
+// simulation got there, and a simulation rebuilt from a snapshot lacks it.
 void Simulator::process_batch(double time) {
     now_ = time;
+    const uint64_t events_before = events_;
     while (next_arrival_ < arrival_order_.size() &&
            std::max(jobs_.submit[arrival_order_[next_arrival_]], start_time_) <= time) {
         const int job = arrival_order_[next_arrival_++];
@@ -137,7 +218,7 @@ void Simulator::process_batch(double time) {
         ++events_;
         handle(event);
     }
-    schedule(time);
+    if (events_ > events_before) schedule(time);
 }
 
 void Simulator::handle(const Event& event) {
@@ -281,6 +362,7 @@ void Simulator::start(int job, int pool, double time) {
     st.segment_start = time;
     st.work_start = time + (st.resumed ? config_.restart_overhead_s : 0.0);
     st.resumed = false;
+    st.last_start = time;
     st.lease_end = time + config_.lease_s;
     if (std::isnan(outcome_.first_start[job])) outcome_.first_start[job] = time;
     running_slot_[job] = static_cast<int>(running_.size());
@@ -340,6 +422,21 @@ void Simulator::dequeue(int job) { pending_.erase(state_[job].pending_key); }
 
 void Simulator::set_config(const Config& config) {
     config_ = config;
+    rekey_all();
+    schedule(now_);
+}
+
+void Simulator::set_estimates(std::vector<double> estimates) {
+    if (estimates.size() != jobs_.estimate.size()) {
+        throw std::invalid_argument("set_estimates needs one estimate per job");
+    }
+    jobs_.estimate = std::move(estimates);
+    rekey_all();
+}
+
+// Re-derives every unfinished job's queue and priority under the current
+// configuration and estimates, and re-arms its timed events.
+void Simulator::rekey_all() {
     pending_.clear();
     for (int job = 0; job < n_; ++job) {
         JobState& st = state_[job];
@@ -351,12 +448,51 @@ void Simulator::set_config(const Config& config) {
             ++st.version;
             push_promotion(job);
         } else {
-            st.lease_end = st.segment_start + config_.lease_s;
+            st.lease_end = st.last_start + config_.lease_s;
             ++st.version;
             push_running_events(job);
         }
     }
-    schedule(now_);
+}
+
+Snapshot Simulator::snapshot(bool include_future) const {
+    Snapshot snap;
+    LiveState& live = snap.live;
+    live.slice_offset.push_back(0);
+    for (int job = 0; job < n_; ++job) {
+        const JobState& st = state_[job];
+        if (st.phase == Phase::done || (st.phase == Phase::future && !include_future)) continue;
+        const bool running = st.phase == Phase::running;
+        const int pool = running ? st.pool : st.remaining_pool;
+        const double left =
+            running ? std::max(0.0, st.remaining_s - std::max(0.0, now_ - st.work_start)) : st.remaining_s;
+        const int fastest = pools_by_speed(job)[0];
+        snap.job.push_back(job);
+        live.remaining_s.push_back(pool == fastest ? left
+                                                   : left * duration_on(job, fastest) / duration_on(job, pool));
+        snap.tiresias_queue.push_back(st.queue);
+        snap.preemptions.push_back(outcome_.preemptions[job]);
+        live.attained_gpu_s.push_back(attained_at(job, now_));
+        live.done_fraction.push_back(std::clamp(1.0 - left / duration_on(job, pool), 0.0, 1.0));
+        live.running.push_back(running);
+        live.service_since_promotion.push_back(service_since_promotion_at(job, now_));
+        live.held_since_promotion.push_back(st.held_since_promotion +
+                                            (running ? now_ - st.segment_start : 0.0));
+        live.queue_entry.push_back(st.phase == Phase::future ? jobs_.submit[job] : st.queue_entry);
+        live.pending_since.push_back(st.phase == Phase::pending ? st.pending_since : kNaN);
+        live.first_start.push_back(outcome_.first_start[job]);
+        live.work_start.push_back(running ? std::max(st.work_start, now_) : kNaN);
+        live.last_start.push_back(running ? st.last_start : kNaN);
+        if (running) {
+            for (const Slice& slice : st.slices) {
+                live.slice_pool.push_back(st.pool);
+                live.slice_node.push_back(slice.node);
+                live.slice_gpus.push_back(slice.gpus);
+            }
+        }
+        live.slice_offset.push_back(static_cast<int>(live.slice_node.size()));
+    }
+    return snap;
 }
 
 // ---- priorities -----------------------------------------------------------------
@@ -424,9 +560,17 @@ int Simulator::fastest_pool_within(int job, const std::vector<int>& budget) cons
     return -1;
 }
 
+// A job whose service reached a limit up to rounding is in the next queue: a
+// demotion event lands on the limit only up to rounding, and a queue derived
+// again later (a new configuration, a snapshot) must agree with it.
 int Simulator::tiresias_queue_of(double service) const {
     const auto& limits = config_.queue_thresholds_gpu_s;
-    return static_cast<int>(std::upper_bound(limits.begin(), limits.end(), service) - limits.begin());
+    int queue = 0;
+    while (queue < static_cast<int>(limits.size()) &&
+           service >= limits[queue] * (1.0 - kQueueLimitTolerance)) {
+        ++queue;
+    }
+    return queue;
 }
 
 // ---- future events ------------------------------------------------------------
@@ -439,7 +583,7 @@ void Simulator::push_running_events(int job) {
     const JobState& st = state_[job];
     const double finish_at = st.work_start + st.remaining_s;
     push(finish_at, job, EventKind::finish);
-    if (is_preemptive(config_.policy) && config_.lease_s > 0 && st.lease_end < finish_at) {
+    if (is_preemptive(config_.policy) && st.lease_end > now_ && st.lease_end < finish_at) {
         push(st.lease_end, job, EventKind::lease);
     }
     push_demotion(job);

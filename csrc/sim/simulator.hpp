@@ -20,17 +20,45 @@ struct PoolSpec {
     int gpus_per_node;
 };
 
+// The state of a live cluster that a simulation starts from, per job (all
+// empty for a fresh replay). Times are on the simulation's clock; NaN where a
+// value is not known, which gives the fresh-job default.
+struct LiveState {
+    std::vector<double> attained_gpu_s;           // service already received (default 0)
+    std::vector<double> done_fraction;            // work already done, 0..1 (default 0)
+    std::vector<double> remaining_s;              // work left on the fastest pool; wins over done_fraction
+    std::vector<uint8_t> running;                 // holds GPUs at the start (default no)
+    std::vector<double> service_since_promotion;  // GPU-s; Tiresias queue (default attained)
+    std::vector<double> held_since_promotion;     // wall s on GPUs since promotion (default 0)
+    std::vector<double> queue_entry;              // entered its Tiresias queue (default submit)
+    std::vector<double> pending_since;            // waiting since; NaN: not queued yet
+    std::vector<double> first_start;              // first time on GPUs (default NaN)
+    std::vector<double> work_start;               // running: productive work (re)starts (default start)
+    std::vector<double> last_start;               // running: last (re)start, its lease counts from it (default start)
+    // Running jobs' exact GPUs: slices of job j are [slice_offset[j], slice_offset[j + 1]).
+    std::vector<int> slice_offset;
+    std::vector<int> slice_pool;
+    std::vector<int> slice_node;
+    std::vector<int> slice_gpus;
+};
+
 // Column-major job table; `duration` is jobs x pools, row-major, with +inf
-// where a job cannot run on a pool. The last three columns describe a live
-// cluster the simulation starts from (all zero for a fresh replay).
+// where a job cannot run on a pool.
 struct JobTable {
     std::vector<double> submit;
     std::vector<int> gpus;
     std::vector<double> duration;
-    std::vector<double> estimate;        // estimated duration on the fastest pool
-    std::vector<double> attained_gpu_s;  // service already received
-    std::vector<double> done_fraction;   // work already done, 0..1
-    std::vector<uint8_t> running;        // holds GPUs when the simulation starts
+    std::vector<double> estimate;  // estimated duration on the fastest pool
+    LiveState live;
+};
+
+// Unfinished jobs at one instant, in job order: enough to start a simulation
+// of the rest that continues this one exactly.
+struct Snapshot {
+    std::vector<int> job;  // index in the simulated job table
+    LiveState live;
+    std::vector<int> tiresias_queue;
+    std::vector<int> preemptions;
 };
 
 struct Segment {  // one uninterrupted stay of a job on GPUs
@@ -55,15 +83,24 @@ public:
               bool record_segments);
 
     // Processes every event up to and including `until`; returns true when all
-    // jobs have finished.
-    bool run_until(double until = std::numeric_limits<double>::infinity());
+    // jobs have finished. With `max_events` > 0 it stops once that many events
+    // were processed in total (a thrashing configuration) and sets
+    // budget_exhausted().
+    bool run_until(double until = std::numeric_limits<double>::infinity(), uint64_t max_events = 0);
     // Swaps the policy configuration at the current time; the next scheduling
     // pass uses it.
     void set_config(const Config& config);
+    // Replaces every job's duration estimate (e.g. a refitted estimator);
+    // waiting jobs are re-ranked at the next scheduling pass.
+    void set_estimates(std::vector<double> estimates);
+    // Unfinished jobs that have arrived by now (and, with include_future,
+    // those still to arrive).
+    Snapshot snapshot(bool include_future) const;
 
     double now() const { return now_; }
     uint64_t events() const { return events_; }
     int unfinished() const { return unfinished_; }
+    bool budget_exhausted() const { return budget_exhausted_; }
     const Outcome& outcome() const { return outcome_; }
     const std::vector<Segment>& segments() const { return segments_; }
 
@@ -107,6 +144,7 @@ private:
         double queue_entry = 0;
         double segment_start = 0;
         double work_start = 0;
+        double last_start = 0;  // the lease counts from here
         double lease_end = 0;
         double pending_since = 0;
         Key pending_key{};
@@ -114,6 +152,9 @@ private:
     };
 
     void check_jobs_fit() const;
+    void restore(int job);
+    void restore_running(int job);
+    void rekey_all();
     double next_event_time() const;
     void process_batch(double time);
     void handle(const Event& event);
@@ -168,6 +209,7 @@ private:
     std::vector<int> running_slot_;
     double now_;
     uint64_t events_ = 0;
+    bool budget_exhausted_ = false;
     int unfinished_;
     Outcome outcome_;
     std::vector<Segment> segments_;

@@ -3,6 +3,8 @@ event-driven core (csrc/sim)."""
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import time
 from typing import Optional
 
@@ -14,7 +16,7 @@ from itercast.sim.config import SimConfig
 from itercast.sim.errors import SimConfigError, UnschedulableJobError, WorkloadError
 from itercast.sim.estimates import duration_estimates
 from itercast.sim.metrics import SimResult
-from itercast.sim.workload import Workload
+from itercast.sim.workload import LIVE_COLUMNS, Workload
 
 _ESTIMATE_FIELDS = ("estimate", "estimate_error", "estimate_seed")
 
@@ -34,33 +36,70 @@ class Simulation:
         _check_workload(workload)
         durations = _durations_by_pool(workload, cluster)
         _check_fits(workload, cluster, durations)
-        n = len(workload)
-        self._native = _native.Simulator(
-            pools=[(pool.nodes, pool.gpus_per_node) for pool in cluster.pools],
-            submit=workload.submit,
-            gpus=workload.gpus.astype(np.int32),
-            duration=durations,
-            estimate=duration_estimates(workload, self.config),
-            attained_gpu_s=_column(workload.attained_gpu_s, n),
-            done_fraction=_column(workload.done_fraction, n),
-            running=_column(workload.running, n).astype(np.uint8),
-            config=_native_config(self.config),
-            start_time=np.nan if start_time is None else float(start_time),
-            record_segments=record_segments,
-        )
+        self.estimates = duration_estimates(workload, self.config)
+        try:
+            self._native = _native.Simulator(
+                pools=[(pool.nodes, pool.gpus_per_node) for pool in cluster.pools],
+                submit=workload.submit,
+                gpus=workload.gpus.astype(np.int32),
+                duration=durations,
+                estimate=self.estimates,
+                live=_live_columns(workload, cluster),
+                config=_native_config(self.config),
+                start_time=np.nan if start_time is None else float(start_time),
+                record_segments=record_segments,
+            )
+        except ValueError as error:
+            raise _named_job_error(error, workload) from None
         self._record_segments = record_segments
 
     @property
     def now(self) -> float:
         return self._native.now
 
-    def run(self, until: Optional[float] = None) -> bool:
-        """Processes events up to ``until`` (default: the end); True when every job finished."""
+    @property
+    def budget_exhausted(self) -> bool:
+        """True once a run stopped at its ``max_events`` budget."""
+        return self._native.budget_exhausted
+
+    def run(self, until: Optional[float] = None, *, max_events: Optional[int] = None) -> bool:
+        """Processes events up to ``until`` (default: the end); True when every
+        job finished. With ``max_events`` it stops early, returning False and
+        setting ``budget_exhausted``, once that many events were processed in
+        all: a configuration that preempts at nearly every instant cannot stall
+        its caller."""
         began = time.perf_counter()
         try:
-            return self._native.run_until(np.inf if until is None else float(until))
+            return self._native.run_until(np.inf if until is None else float(until), int(max_events or 0))
         finally:
             self.wall_s += time.perf_counter() - began
+
+    def set_estimates(self, estimates: np.ndarray) -> None:
+        """Replaces every job's duration estimate (e.g. an estimator refitted on
+        the jobs finished so far); waiting jobs are re-ranked from now on."""
+        estimates = np.asarray(estimates, dtype=np.float64)
+        if estimates.shape != (len(self.workload),) or not (np.isfinite(estimates) & (estimates > 0)).all():
+            raise SimConfigError(f"set_estimates needs {len(self.workload)} positive, finite estimates")
+        self._native.set_estimates(estimates)
+        self.estimates = estimates
+
+    def snapshot(self, include_future: bool = False) -> Workload:
+        """The unfinished jobs at the current instant as a workload that starts
+        a simulation continuing this one: ``Simulation(snapshot, cluster,
+        config, start_time=simulation.now)`` run to the end finishes every job
+        when this simulation would. Jobs not yet submitted are left out unless
+        ``include_future``. The snapshot carries every live-state column, the
+        estimates in use (``estimates``), the running jobs' GPUs
+        (``placement``) and each job's Tiresias queue, so a what-if simulation
+        can start from the real cluster."""
+        state = self._native.snapshot(include_future)
+        snap = self.workload.subset(state["job"])
+        slices = _placements(state, self.cluster)
+        return dataclasses.replace(
+            snap, estimates=self.estimates[state["job"]], placement=slices,
+            tiresias_queue=state["tiresias_queue"],
+            **{name: state[name] for name in LIVE_COLUMNS if name != "running"},
+            running=state["running"].astype(bool))
 
     def set_config(self, config: SimConfig) -> None:
         """Switches policy settings from now on; estimates are fixed at construction."""
@@ -97,8 +136,51 @@ def _native_config(config: SimConfig):
     )
 
 
-def _column(values: Optional[np.ndarray], n: int) -> np.ndarray:
-    return np.zeros(n) if values is None else np.asarray(values, dtype=np.float64)
+def _named_job_error(error: ValueError, workload: Workload) -> ValueError:
+    """The core names a job by its row; the user knows it by id and line."""
+    found = re.match(r"running job (\d+) (.*)", str(error))
+    if not found:
+        return error
+    return WorkloadError(f"running {workload.describe(int(found.group(1)))} {found.group(2)}")
+
+
+def _live_columns(workload: Workload, cluster: Cluster) -> dict:
+    """The workload's live-state columns as the native core reads them."""
+    live = {name: np.asarray(getattr(workload, name), dtype=np.float64)
+            for name in LIVE_COLUMNS if getattr(workload, name) is not None}
+    if "running" in live:
+        live["running"] = live["running"].astype(np.uint8)
+    if workload.placement is not None:
+        live.update(_slice_columns(workload, cluster))
+    return live
+
+
+def _slice_columns(workload: Workload, cluster: Cluster) -> dict:
+    types = [pool.gpu_type for pool in cluster.pools]
+    offset, pool, node, gpus = [0], [], [], []
+    for index, slices in enumerate(workload.placement):
+        for gpu_type, slice_node, slice_gpus in slices or ():
+            if gpu_type not in types:
+                raise WorkloadError(f"{workload.describe(index)} is placed on GPU type {gpu_type!r}, "
+                                    f"which the cluster lacks")
+            pool.append(types.index(gpu_type))
+            node.append(slice_node)
+            gpus.append(slice_gpus)
+        offset.append(len(node))
+    return {"slice_offset": np.array(offset), "slice_pool": np.array(pool), "slice_node": np.array(node),
+            "slice_gpus": np.array(gpus)}
+
+
+def _placements(state: dict, cluster: Cluster) -> np.ndarray:
+    """Per snapshot job, its GPUs as ((gpu_type, node, gpus), ...); () when not running."""
+    offset = state["slice_offset"]
+    placement = np.empty(len(state["job"]), dtype=object)
+    for row in range(len(placement)):
+        lo, hi = offset[row], offset[row + 1]
+        placement[row] = tuple((cluster.pools[pool].gpu_type, int(node), int(gpus)) for pool, node, gpus in
+                               zip(state["slice_pool"][lo:hi], state["slice_node"][lo:hi],
+                                   state["slice_gpus"][lo:hi]))
+    return placement
 
 
 def _durations_by_pool(workload: Workload, cluster: Cluster) -> np.ndarray:

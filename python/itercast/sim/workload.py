@@ -14,6 +14,22 @@ from itercast.sim.errors import WorkloadError
 
 PerType = Union[float, Mapping[str, float]]
 
+# Optional columns that describe a cluster already in progress (docs/sim.md,
+# "Online use"); a value NaN (or a missing column) means a fresh job.
+LIVE_COLUMNS = (
+    "attained_gpu_s", "done_fraction", "remaining_s", "running", "service_since_promotion_gpu_s",
+    "held_since_promotion_s", "queue_entry_s", "pending_since_s", "first_start_s",
+    "work_start_s", "last_start_s",
+)
+# What a missing column stands for when workloads with and without it are
+# joined; a column not named here (line numbers, estimates) is kept only when
+# every part has it.
+_FILL = {**{name: np.nan for name in LIVE_COLUMNS},
+         "attained_gpu_s": 0.0, "done_fraction": 0.0, "running": False, "virtual_cluster": "",
+         "placement": None, "tiresias_queue": 0}
+_JOB_COLUMNS = ("job_ids", "submit", "gpus", "virtual_cluster", "lines", "estimates", "placement",
+                "tiresias_queue", *LIVE_COLUMNS)
+
 
 @dataclass(frozen=True)
 class BadRow:
@@ -44,6 +60,16 @@ class JobSpec:
         return {gpu: self.iterations * seconds for gpu, seconds in _per_type(self.iteration_time_s).items()}
 
 
+def _filled(values: Optional[np.ndarray], n: int, fill) -> np.ndarray:
+    if values is not None:
+        return values
+    if fill is None or isinstance(fill, str):
+        column = np.empty(n, dtype=object)
+        column[:] = [fill] * n
+        return column
+    return np.full(n, fill)
+
+
 def _per_type(value: PerType) -> dict[str, float]:
     return dict(value) if isinstance(value, Mapping) else {DEFAULT_GPU_TYPE: float(value)}
 
@@ -64,7 +90,17 @@ class Workload:
     estimates: Optional[np.ndarray] = None
     attained_gpu_s: Optional[np.ndarray] = None
     done_fraction: Optional[np.ndarray] = None
+    remaining_s: Optional[np.ndarray] = None     # work left on the fastest type; wins over done_fraction
     running: Optional[np.ndarray] = None
+    service_since_promotion_gpu_s: Optional[np.ndarray] = None
+    held_since_promotion_s: Optional[np.ndarray] = None
+    queue_entry_s: Optional[np.ndarray] = None
+    pending_since_s: Optional[np.ndarray] = None
+    first_start_s: Optional[np.ndarray] = None
+    work_start_s: Optional[np.ndarray] = None
+    last_start_s: Optional[np.ndarray] = None
+    placement: Optional[np.ndarray] = None       # object: ((gpu_type, node, gpus), ...) of running jobs
+    tiresias_queue: Optional[np.ndarray] = None  # read-only, as a snapshot found it
     source: str = "<memory>"
     bad_rows: tuple[BadRow, ...] = field(default=())
 
@@ -72,8 +108,7 @@ class Workload:
         n = len(self.submit)
         if self.durations.shape != (n, len(self.gpu_types)):
             raise WorkloadError(f"durations has shape {self.durations.shape}, expected {(n, len(self.gpu_types))}")
-        for name in ("job_ids", "gpus", "virtual_cluster", "lines", "estimates",
-                     "attained_gpu_s", "done_fraction", "running"):
+        for name in _JOB_COLUMNS:
             column = getattr(self, name)
             if column is not None and len(column) != n:
                 raise WorkloadError(f"column {name} has {len(column)} rows, expected {n}")
@@ -112,6 +147,37 @@ class Workload:
         if self.virtual_cluster is None:
             raise WorkloadError("this workload has no virtual cluster column", self.source)
         return self.subset(self.virtual_cluster == name)
+
+    @property
+    def live(self) -> bool:
+        """True when any job carries live-cluster state."""
+        return any(getattr(self, name) is not None for name in LIVE_COLUMNS)
+
+    @classmethod
+    def concat(cls, parts: Iterable["Workload"], source: Optional[str] = None) -> "Workload":
+        """The jobs of several workloads in order (e.g. a snapshot of a live
+        cluster and a forecast of the jobs to come). A column some parts lack
+        is filled with the fresh-job value; estimates and line numbers are
+        kept only when every part has them."""
+        parts = [part for part in parts]
+        if not parts:
+            raise WorkloadError("nothing to concatenate")
+        gpu_types = tuple(dict.fromkeys(gpu for part in parts for gpu in part.gpu_types))
+        durations = np.full((sum(len(part) for part in parts), len(gpu_types)), np.inf)
+        row = 0
+        for part in parts:
+            for column, gpu in enumerate(part.gpu_types):
+                durations[row:row + len(part), gpu_types.index(gpu)] = part.durations[:, column]
+            row += len(part)
+        columns = {}
+        for name in _JOB_COLUMNS:
+            values = [getattr(part, name) for part in parts]
+            missing = [value is None for value in values]
+            if all(missing) or (any(missing) and name not in _FILL):
+                continue
+            columns[name] = np.concatenate([_filled(value, len(part), _FILL.get(name))
+                                            for value, part in zip(values, parts)])
+        return cls(durations=durations, gpu_types=gpu_types, source=source or parts[0].source, **columns)
 
     @classmethod
     def from_jobs(cls, jobs: Iterable[JobSpec], source: str = "<memory>") -> "Workload":
