@@ -215,6 +215,10 @@ def test_bad_input(steady):
         forecaster.sample_durations(np.array([1]), None, np.array([-1.0]), np.random.default_rng(0))
     with pytest.raises(ValueError, match="smoothing"):
         ArrivalModel(smoothing=-1)
+    with pytest.raises(ValueError, match="now"):
+        ArrivalModel().fit(jobs.submit, np.inf)
+    with pytest.raises(ValueError, match="one count per time"):
+        ArrivalModel().fit(jobs.submit, NOW, counts=np.ones(3))
 
 
 def test_history_replay_shifts_the_last_horizon(steady):

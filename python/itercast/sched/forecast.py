@@ -72,6 +72,8 @@ class ArrivalModel:
         """``submit``: submit times known at ``now`` (later ones are ignored);
         ``counts``: how many submissions each time stands for, for binned data
         (default one each)."""
+        if not np.isfinite(now):
+            raise ValueError(f"now must be a finite number of seconds, got {now}")
         submit = np.asarray(submit, dtype=np.float64)
         counts = np.ones(len(submit)) if counts is None else np.asarray(counts, dtype=np.float64)
         if counts.shape != submit.shape:
