@@ -1,0 +1,153 @@
+"""itercast autosched: replay a job trace with a scheduler that re-configures itself."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from itercast.cli.sim import MAX_BAD_ROWS_SHOWN, _report_bad_rows, _time_option
+from itercast.sim import FORMATS, Cluster, load_workload
+from itercast.sim.errors import SimConfigError
+
+PROGRESS_AFTER_S = 2.0
+
+
+def register(subparsers):
+    parser = subparsers.add_parser(
+        "autosched", help="replay a job trace with online tuning of the scheduler's configuration",
+        description="Replay a workload on a simulated cluster, starting from Tiresias (2 queues, 3,600 GPU-s); "
+                    "every --interval seconds the tuner forecasts the coming jobs, simulates candidate "
+                    "configurations from the live cluster state and switches when one is --margin better. "
+                    "See docs/autosched.md.")
+    parser.add_argument("--workload", required=True, help="workload CSV file")
+    parser.add_argument("--format", choices=sorted(FORMATS), help="CSV schema (default: from the header)")
+    parser.add_argument("--gpus", type=int, required=True, help="total GPUs in the cluster")
+    parser.add_argument("--gpus-per-node", type=int, required=True, help="GPUs per node")
+    parser.add_argument("--interval", type=float, default=3600.0, help="seconds between re-tunes (default 3600)")
+    parser.add_argument("--history", type=float, default=86400.0,
+                        help="seconds of history the forecaster and estimator learn from (default 86400)")
+    parser.add_argument("--horizon", type=float, default=4 * 3600.0,
+                        help="seconds of future each what-if simulates (default 14400)")
+    parser.add_argument("--budget", type=int, default=48, help="simulations per re-tune (default 48)")
+    parser.add_argument("--futures", type=int, default=3, help="sampled futures per candidate (default 3)")
+    parser.add_argument("--margin", type=float, default=0.05,
+                        help="relative gain a candidate needs over the incumbent to be adopted (default 0.05)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--workers", type=int, help="processes per re-tune (default: the CPU count)")
+    parser.add_argument("--dask", metavar="ADDRESS", help="run the what-if simulations on this dask.distributed scheduler")
+    parser.add_argument("--start", help="keep jobs submitted at or after this time (seconds or ISO date)")
+    parser.add_argument("--end", help="keep jobs submitted before this time (seconds or ISO date)")
+    parser.add_argument("--vc", help="keep the jobs of this virtual cluster only")
+    parser.add_argument("--strict", action="store_true", help="fail on the first bad row instead of skipping it")
+    parser.add_argument("--plot", metavar="FILE", help="draw JCT of finishing jobs over time with the switches")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from itercast.sched import AutoSched, SearchSpace, TunerSettings, make_evaluator, replay
+
+    settings = TunerSettings(interval_s=args.interval, history_s=args.history, horizon_s=args.horizon,
+                             budget=args.budget, futures=args.futures, margin=args.margin, seed=args.seed)
+    if args.workers is not None and args.workers < 1:
+        raise SimConfigError(f"--workers must be at least 1, got {args.workers}")
+    cluster = Cluster.homogeneous(args.gpus, args.gpus_per_node)
+    workload = load_workload(args.workload, args.format, start=_time_option("--start", args.start),
+                             end=_time_option("--end", args.end), virtual_cluster=args.vc, strict=args.strict)
+    _report_bad_rows(workload)
+    tuner = AutoSched(cluster, settings, SearchSpace(), make_evaluator(args.workers, args.dask))
+    try:
+        outcome = replay(workload, cluster, tuner=tuner, interval_s=settings.interval_s,
+                         history_s=settings.history_s, progress=Progress())
+    finally:
+        tuner.close()
+    summary = outcome.summary()
+    notes = sorted({retune.note for retune in outcome.retunes if retune.note})
+    for note in notes[:MAX_BAD_ROWS_SHOWN]:
+        print(f"note: {note}", file=sys.stderr)
+    summary.update(policy="autosched", gpus=cluster.total_gpus, bad_rows=len(workload.bad_rows), notes=notes)
+    if args.plot:
+        plot_switches(outcome, args.plot)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        _print_summary(summary)
+    return 0
+
+
+class Progress:
+    """A progress bar on stderr, shown once a replay has run for a few seconds."""
+
+    def __init__(self, stream=sys.stderr, width: int = 30):
+        self.stream, self.width = stream, width
+        self.began = time.perf_counter()
+        self.first = None
+        self.shown = False
+
+    def __call__(self, now: float, last_submit: float) -> None:
+        if self.first is None:
+            self.first = now
+        elapsed = time.perf_counter() - self.began
+        if elapsed < PROGRESS_AFTER_S:
+            return
+        share = min(1.0, (now - self.first) / max(last_submit - self.first, 1.0))
+        filled = int(share * self.width)
+        self.stream.write(f"\rreplaying [{'#' * filled}{'.' * (self.width - filled)}] {share:5.1%} "
+                          f"{elapsed:6.0f} s")
+        self.stream.flush()
+        self.shown = True
+
+    def __del__(self):
+        if self.shown:
+            self.stream.write("\n")
+
+
+def _print_summary(summary: dict) -> None:
+    rows = [
+        ("jobs", summary["jobs"]),
+        ("avg / p50 / p99 JCT (s)", " / ".join(f"{summary[k]:.0f}" for k in ("avg_jct_s", "p50_jct_s", "p99_jct_s"))),
+        ("avg queueing (s)", f"{summary['avg_queue_s']:.0f}"),
+        ("makespan (s)", f"{summary['makespan_s']:.0f}"),
+        ("GPU utilization", f"{summary['utilization']:.1%}"),
+        ("re-tunes / switches", f"{summary['retunes']} / {summary['switches']}"),
+        ("tuning wall (s)", f"{summary['tuning_wall_s']:.1f} (longest re-tune {summary['max_retune_wall_s']:.2f})"),
+    ]
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        print(f"{name:<{width}}  {value}")
+    print("configurations:")
+    for entry in summary["timeline"]:
+        config = entry["config"]
+        knobs = ", ".join(f"{key}={value}" for key, value in config.items() if key != "policy")
+        print(f"  t={entry['time_s']:.0f}  {config['policy']}  ({knobs})")
+
+
+def plot_switches(outcome, path: str) -> None:
+    """Average JCT of the jobs finishing in each hour, the switches marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    result = outcome.result
+    done = result.finished
+    finish, jct = result.finish[done], (result.finish - result.workload.submit)[done]
+    origin = float(result.workload.submit.min())
+    hours = np.floor((finish - origin) / 3600.0)
+    bins, inverse = np.unique(hours, return_inverse=True)
+    mean_jct = np.bincount(inverse, weights=jct) / np.bincount(inverse)
+    figure, axes = plt.subplots(figsize=(10, 4))
+    axes.plot(bins, mean_jct / 3600.0, lw=1, label="avg JCT of jobs finishing that hour")
+    for moment, config in outcome.timeline[1:]:
+        axes.axvline((moment - origin) / 3600.0, color="tab:red", lw=0.8, alpha=0.6)
+        axes.text((moment - origin) / 3600.0, axes.get_ylim()[1] * 0.95, config.policy, rotation=90,
+                  fontsize=7, va="top", color="tab:red")
+    axes.set_xlabel("hours since the first submission")
+    axes.set_ylabel("JCT (h)")
+    axes.set_title(f"AutoSched: {len(outcome.timeline) - 1} switches")
+    axes.legend(loc="upper left")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)

@@ -1,0 +1,241 @@
+"""Tuners that re-configure a running cluster simulation.
+
+``AutoSched`` forecasts the coming workload from the history, builds what-ifs
+from the live cluster (``Simulation.snapshot``) plus sampled futures, searches
+the configuration space with Optuna's TPE under a fixed budget of
+simulations, and adopts the best candidate only if it beats the incumbent by
+``margin`` on the same futures. With ``clairvoyant=True`` it is given the real
+durations and the real jobs to come instead: an upper bound, not a scheduler.
+
+``PrototypeTuner`` is the method of AutoSched's published prototype: replay
+the jobs finished in the last day into an empty cluster and grid-search the
+Tiresias queue count with limits at equal-mass percentiles of their
+GPU-seconds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from itercast.errors import ItercastError
+from itercast.sched.evaluators import ProcessEvaluator
+from itercast.sched.forecast import WorkloadForecaster
+from itercast.sched.space import MAX_QUEUES, SearchSpace
+from itercast.sched.whatif import WhatIf, sampled_whatif, true_whatif
+from itercast.sim.cluster import Cluster
+from itercast.sim.config import SimConfig
+from itercast.sim.engine import Simulation
+from itercast.sim.errors import SimConfigError
+from itercast.sim.workload import Workload
+
+HOUR_S = 3600.0
+DAY_S = 86400.0
+# Penalty factor over the incumbent's score told to the search for a
+# candidate whose what-ifs thrashed (an infinite value would stall TPE).
+THRASH_PENALTY = 10.0
+
+
+@dataclass(frozen=True)
+class TunerSettings:
+    """``interval_s`` between re-tunes; ``history_s`` the forecaster's and
+    estimator's window; ``horizon_s`` how far ahead futures are sampled;
+    ``budget`` simulations per re-tune (``futures`` per candidate, the
+    incumbent's included); ``margin`` the relative gain a switch needs."""
+
+    interval_s: float = HOUR_S
+    history_s: float = DAY_S
+    horizon_s: float = 4 * HOUR_S
+    budget: int = 48
+    futures: int = 3
+    margin: float = 0.05
+    seed: int = 0
+
+    def __post_init__(self):
+        for name in ("interval_s", "history_s", "horizon_s"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0):
+                raise SimConfigError(f"{name} must be a positive number of seconds, got {value!r}")
+        if self.futures < 1:
+            raise SimConfigError(f"futures must be at least 1, got {self.futures}")
+        if self.budget < 2 * self.futures:
+            raise SimConfigError(f"budget ({self.budget}) must allow the incumbent and one candidate: "
+                                 f"at least 2 x futures = {2 * self.futures} simulations")
+        if not 0 <= self.margin < 1:
+            raise SimConfigError(f"margin must be in [0, 1), got {self.margin!r}")
+
+    @property
+    def candidates(self) -> int:
+        """Candidates besides the incumbent that one re-tune can afford."""
+        return self.budget // self.futures - 1
+
+
+@dataclass(frozen=True)
+class Retune:
+    """What one re-tune saw and decided."""
+
+    time_s: float
+    incumbent: SimConfig
+    chosen: SimConfig
+    incumbent_score: float
+    best_score: float
+    simulations: int
+    wall_s: float
+    note: str = ""
+
+    @property
+    def switched(self) -> bool:
+        return self.chosen != self.incumbent
+
+
+@dataclass
+class History:
+    """What the cluster knows at a re-tune: every job of the trace (only those
+    submitted before now are looked at), their finish times so far (NaN when
+    unfinished) and the estimator in use (None with supplied estimates)."""
+
+    workload: Workload
+    finish: np.ndarray
+    estimator: Optional[object] = None
+
+    def estimate(self, jobs: Workload) -> np.ndarray:
+        if self.estimator is None:
+            return jobs.duration  # supplied estimates: new jobs assumed predicted well
+        return self.estimator.predict(jobs.gpus, jobs.virtual_cluster)
+
+
+@dataclass
+class AutoSched:
+    cluster: Cluster
+    settings: TunerSettings = field(default_factory=TunerSettings)
+    space: SearchSpace = field(default_factory=SearchSpace)
+    evaluator: object = None
+    clairvoyant: bool = False
+    name: str = "autosched"
+
+    def __post_init__(self):
+        self.evaluator = self.evaluator or ProcessEvaluator()
+        self.forecaster = WorkloadForecaster(self.settings.history_s)
+        self._rng = np.random.default_rng(self.settings.seed)
+        self._retunes = 0
+        self._last_best: Optional[SimConfig] = None
+
+    def retune(self, simulation: Simulation, history: History) -> Retune:
+        began = time.perf_counter()
+        now, incumbent = simulation.now, simulation.config
+        live = simulation.snapshot()
+        whatif, note = self._whatif(live, history, now)
+        if whatif is None:
+            return Retune(now, incumbent, incumbent, math.nan, math.nan, 0, time.perf_counter() - began, note)
+        with self.evaluator.session(whatif) as score:
+            incumbent_score = score([incumbent])[0]
+            best, best_score, candidates = self._search(score, incumbent, incumbent_score, whatif)
+        self._retunes += 1
+        chosen = incumbent
+        if best_score < incumbent_score * (1 - self.settings.margin):
+            chosen = best
+        self._last_best = best
+        return Retune(now, incumbent, chosen, incumbent_score, best_score,
+                      (1 + candidates) * whatif.simulations_per_candidate, time.perf_counter() - began, note)
+
+    def _whatif(self, live: Workload, history: History, now: float) -> tuple[Optional[WhatIf], str]:
+        settings = self.settings
+        if self.clairvoyant:
+            return true_whatif(live, history.workload, self.cluster, now, settings.horizon_s), ""
+        self.forecaster.fit(history.workload, history.finish, now)
+        if not self.forecaster.has_history:
+            return None, "no job finished in the history window: keeping the incumbent"
+        return sampled_whatif(live, self.forecaster, self.cluster, now, settings.horizon_s, settings.futures,
+                              self._rng, history.estimate, supplied=history.estimator is None), ""
+
+    def _search(self, score, incumbent: SimConfig, incumbent_score: float, whatif: WhatIf):
+        try:
+            import optuna
+        except ImportError:
+            raise ItercastError("AutoSched searches with Optuna: pip install 'itercast[sched]'") from None
+
+        optuna.logging.set_verbosity(logging.WARNING)
+        candidates = self.settings.candidates
+        sampler = optuna.samplers.TPESampler(seed=self.settings.seed + self._retunes, constant_liar=True,
+                                             n_startup_trials=max(3, candidates // 3))
+        study = optuna.create_study(sampler=sampler)
+        for seed in self._seeds(incumbent):
+            study.enqueue_trial(self.space.params_of(seed), skip_if_exists=True)
+        penalty = incumbent_score * THRASH_PENALTY if math.isfinite(incumbent_score) else 1e18
+        best, best_score = incumbent, incumbent_score
+        done = 0
+        while done < candidates:
+            trials = [study.ask() for _ in range(min(self.evaluator.workers, candidates - done))]
+            configs = [self.space.suggest(trial, incumbent) for trial in trials]
+            for trial, config, value in zip(trials, configs, score(configs)):
+                study.tell(trial, value if math.isfinite(value) else penalty)
+                if value < best_score:
+                    best, best_score = config, value
+            done += len(trials)
+        return best, best_score, candidates
+
+    def _seeds(self, incumbent: SimConfig) -> list[SimConfig]:
+        """Worth trying first: the last re-tune's winner and one
+        duration-aware and one service-based policy."""
+        seeds = [self._last_best] if self._last_best is not None and self._last_best != incumbent else []
+        for policy in ("srtf", "las", "sjf"):
+            if policy in self.space.policies and policy != incumbent.policy:
+                seeds.append(dataclasses.replace(incumbent, policy=policy))
+        return [seed for seed in seeds if self.space.contains(seed)]
+
+    def close(self) -> None:
+        self.evaluator.close()
+
+
+@dataclass
+class PrototypeTuner:
+    """AutoSched's prototype: the last ``history_s`` of finished jobs replayed
+    into an empty cluster, 2-9 Tiresias queues with limits at equal-mass
+    percentiles of their GPU-seconds, average JCT, switch on ``margin``."""
+
+    cluster: Cluster
+    settings: TunerSettings = field(default_factory=TunerSettings)
+    name: str = "prototype"
+
+    def retune(self, simulation: Simulation, history: History) -> Retune:
+        began = time.perf_counter()
+        now, incumbent = simulation.now, simulation.config
+        jobs = history.workload
+        done = (history.finish <= now) & (history.finish >= now - self.settings.history_s)
+        if not done.any():
+            return Retune(now, incumbent, incumbent, math.nan, math.nan, 0, time.perf_counter() - began,
+                          "no job finished in the history window: keeping the incumbent")
+        replay = jobs.subset(done)
+        gpu_seconds = replay.gpus * replay.duration
+        configs = [incumbent]
+        for queues in range(2, MAX_QUEUES + 1):
+            limits = _percentile_limits(gpu_seconds, queues)
+            candidate = dataclasses.replace(incumbent, policy="tiresias", queues=len(limits) + 1,
+                                            queue_limits_gpu_s=limits)
+            if limits and candidate not in configs:
+                configs.append(candidate)
+        scores = [_empty_cluster_jct(replay, self.cluster, dataclasses.replace(config, estimate="oracle"))
+                  for config in configs]
+        best = int(np.argmin(scores))
+        chosen = configs[best] if scores[best] < scores[0] * (1 - self.settings.margin) else incumbent
+        return Retune(now, incumbent, chosen, scores[0], scores[best], len(configs), time.perf_counter() - began)
+
+    def close(self) -> None:
+        pass
+
+
+def _percentile_limits(gpu_seconds: np.ndarray, queues: int) -> tuple[float, ...]:
+    limits = np.unique(np.percentile(gpu_seconds, np.arange(1, queues) * 100.0 / queues))
+    return tuple(float(limit) for limit in limits[limits > 0])
+
+
+def _empty_cluster_jct(workload: Workload, cluster: Cluster, config: SimConfig) -> float:
+    simulation = Simulation(workload, cluster, config)
+    simulation.run()
+    return float(simulation.result().jct.mean())

@@ -1,0 +1,119 @@
+"""What-if simulations: the live cluster plus a future, under a candidate
+configuration, scored by the jobs' mean time in the system over the
+look-ahead.
+
+The score of a what-if from ``now`` to ``end`` is the mean over its jobs of
+min(finish, end) - max(submit, now): the area under the number of jobs in
+the system divided by their count, which by Little's law is what average JCT
+follows. Simulating only to ``end`` keeps a re-tune's cost bounded however
+long the backlog is.
+
+A what-if never sees what a real scheduler would not know. The jobs in the
+cluster keep their real state (service, queue, GPUs, the work they have done),
+but their total durations are drawn from the forecaster's duration model
+conditioned on the work already done, or read from supplied estimates; the
+jobs to come are sampled futures. ``true_whatif`` builds the clairvoyant
+version (real durations, the real jobs to come) for the upper-bound tuner.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from itercast.sim.cluster import Cluster
+from itercast.sim.config import SimConfig
+from itercast.sim.engine import Simulation
+from itercast.sim.workload import Workload
+
+# Events a what-if may process per job before it counts as thrashing (the
+# full Philly replay on an overloaded cluster takes about 17 per job under LAS).
+EVENTS_PER_JOB = 50
+MIN_EVENT_BUDGET = 2_000
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """The futures one re-tune scores every candidate on (same for all)."""
+
+    futures: tuple[Workload, ...]
+    cluster: Cluster
+    start: float
+    end: float
+
+    def score(self, config: SimConfig) -> float:
+        """Mean over the futures of the jobs' mean time in the system until
+        ``end``; inf when a future thrashes."""
+        return float(np.mean([score_future(future, self.cluster, config, self.start, self.end)
+                              for future in self.futures]))
+
+    @property
+    def simulations_per_candidate(self) -> int:
+        return len(self.futures)
+
+
+def score_future(workload: Workload, cluster: Cluster, config: SimConfig, start: float, end: float) -> float:
+    if len(workload) == 0:
+        return 0.0
+    simulation = Simulation(workload, cluster, dataclasses.replace(config, estimate="supplied"), start_time=start)
+    simulation.run(until=end, max_events=max(MIN_EVENT_BUDGET, EVENTS_PER_JOB * len(workload)))
+    if simulation.budget_exhausted:
+        return float("inf")
+    finish = simulation.result().finish
+    in_system = np.minimum(np.where(np.isnan(finish), end, finish), end) - np.maximum(workload.submit, start)
+    return float(np.mean(np.maximum(in_system, 0.0)))
+
+
+def resampled_live(live: Workload, total_s: np.ndarray) -> Workload:
+    """The live jobs with new total durations (seconds on the fastest GPU
+    type, > the work done), keeping the work each has done and the speed
+    ratios between GPU types."""
+    fastest = live.durations.min(axis=1)
+    done_s = fastest - live.remaining_s
+    total_s = np.maximum(total_s, done_s + 1e-6)
+    return dataclasses.replace(live, durations=live.durations * (total_s / fastest)[:, None],
+                               remaining_s=total_s - done_s, done_fraction=done_s / total_s)
+
+
+def work_done_s(live: Workload) -> np.ndarray:
+    """Seconds of work each live job has done (what a scheduler can observe)."""
+    return live.durations.min(axis=1) - live.remaining_s
+
+
+def sampled_whatif(live: Workload, forecaster, cluster: Cluster, start: float, horizon_s: float,
+                   futures: int, rng: np.random.Generator, estimate_jobs, supplied: bool) -> WhatIf:
+    """``futures`` what-ifs: the live jobs with durations drawn anew (or,
+    when ``supplied``, their supplied estimates), then jobs sampled for the
+    next ``horizon_s``. ``estimate_jobs(workload)`` gives the estimates the
+    sampled jobs are ranked by."""
+    parts = []
+    for _ in range(futures):
+        if supplied:
+            total = live.estimates
+        else:
+            total = forecaster.sample_durations(live.gpus, live.virtual_cluster, work_done_s(live), rng)
+        coming = _on_types(forecaster.sample(horizon_s, rng), live.gpu_types)
+        coming = dataclasses.replace(coming, estimates=estimate_jobs(coming))
+        parts.append(Workload.concat([resampled_live(live, total), coming]))
+    return WhatIf(tuple(parts), cluster, start, start + horizon_s)
+
+
+def true_whatif(live: Workload, workload: Workload, cluster: Cluster, start: float, horizon_s: float) -> WhatIf:
+    """The clairvoyant what-if: real durations and the real jobs of the next
+    horizon (an upper bound for any forecaster)."""
+    coming = workload.window(start=np.nextafter(start, np.inf), end=start + horizon_s)
+    coming = dataclasses.replace(coming, estimates=coming.duration)
+    return WhatIf((Workload.concat([dataclasses.replace(live, estimates=live.duration), coming]),), cluster,
+                  start, start + horizon_s)
+
+
+def _on_types(coming: Workload, gpu_types: Sequence[str]) -> Workload:
+    """Sampled jobs run equally fast on every GPU type of the live cluster
+    (the forecaster models one duration per job)."""
+    if tuple(coming.gpu_types) == tuple(gpu_types):
+        return coming
+    durations = np.repeat(coming.durations.min(axis=1, initial=np.inf)[:, None], len(gpu_types), axis=1)
+    return dataclasses.replace(coming, durations=durations, gpu_types=tuple(gpu_types))

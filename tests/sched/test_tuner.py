@@ -1,0 +1,224 @@
+"""AutoSched: the search space, what-if scoring, the tuner's decisions and
+where its simulations run."""
+
+import dataclasses
+
+import numpy as np
+import optuna
+import pytest
+
+from itercast.sched import (
+    AutoSched, DEFAULT_CONFIG, History, ProcessEvaluator, PrototypeTuner, SearchSpace, SerialEvaluator,
+    TunerSettings, replay,
+)
+from itercast.sched import whatif as whatif_module
+from itercast.sched.space import geometric_limits
+from itercast.sched.whatif import WhatIf, resampled_live, score_future
+from itercast.sim import Cluster, JobSpec, SimConfig, SimConfigError, Simulation, Workload, simulate
+
+DAY = 86400.0
+FAST = TunerSettings(budget=12, futures=2, horizon_s=4 * 3600.0)
+
+
+def two_kinds(make_workload, days=2.0, seed=0):
+    """A VC of short 1-GPU jobs arriving often and a VC of long 4-GPU jobs:
+    FIFO lets the long jobs block the short ones; a policy that knows (or
+    learns) which is which does far better."""
+    rng = np.random.default_rng(seed)
+    short = np.sort(rng.uniform(0, days * DAY, int(days * 200)))
+    long = np.sort(rng.uniform(0, days * DAY, int(days * 20)))
+    submit = np.round(np.concatenate([short, long]))
+    gpus = np.concatenate([np.ones(len(short)), np.full(len(long), 4)])
+    duration = np.round(np.concatenate([rng.uniform(100, 600, len(short)), rng.uniform(8000, 20000, len(long))]))
+    vc = np.array(["short"] * len(short) + ["long"] * len(long), dtype=object)
+    order = np.argsort(submit, kind="stable")
+    return make_workload(submit[order], gpus[order], duration[order], vc[order])
+
+
+CLUSTER = Cluster.homogeneous(16, 4)
+
+
+def make_jobs(*rows):
+    """(job_id, submit_s, gpus, duration_s[, estimate_s]) tuples -> Workload."""
+    return Workload.from_jobs(JobSpec(job_id, submit, gpus, duration_s=duration, estimate_s=estimate[0] if estimate else None)
+                              for job_id, submit, gpus, duration, *estimate in rows)
+
+
+def test_tuning_leaves_a_configuration_that_blocks_short_jobs(make_workload):
+    jobs = two_kinds(make_workload)
+    fifo = SimConfig(policy="fifo")
+    static = replay(jobs, CLUSTER, fifo).summary()
+    tuner = AutoSched(CLUSTER, FAST, evaluator=SerialEvaluator())
+    tuned = replay(jobs, CLUSTER, fifo, tuner=tuner)
+    summary = tuned.summary()
+    assert summary["switches"] >= 1 and tuned.timeline[1][1].policy != "fifo"
+    assert summary["avg_jct_s"] < 0.7 * static["avg_jct_s"]
+    assert summary["retunes"] == len(tuned.retunes) > 40
+
+
+def test_without_history_the_incumbent_stays_with_a_note():
+    # Nothing finishes in the first hours: every re-tune before keeps FIFO.
+    jobs = make_jobs(*[(f"j{i}", i * 60.0, 4, 30_000.0) for i in range(8)], ("late", 40_000, 1, 50))
+    tuned = replay(jobs, CLUSTER, SimConfig(policy="fifo"),
+                   tuner=AutoSched(CLUSTER, FAST, evaluator=SerialEvaluator()))
+    early = [retune for retune in tuned.retunes if retune.time_s < 30_000]
+    assert early and all(r.simulations == 0 and not r.switched and "no job finished" in r.note for r in early)
+    assert tuned.summary()["jobs"] == 9
+
+
+def test_a_tuner_is_deterministic_for_a_seed(make_workload):
+    jobs = two_kinds(make_workload, days=1.0, seed=4)
+    runs = [replay(jobs, CLUSTER, tuner=AutoSched(CLUSTER, FAST, evaluator=SerialEvaluator())).summary()
+            for _ in range(2)]
+    assert runs[0]["timeline"] == runs[1]["timeline"]
+    assert runs[0]["avg_jct_s"] == runs[1]["avg_jct_s"]
+
+
+def test_the_margin_keeps_the_incumbent(make_workload):
+    jobs = two_kinds(make_workload, days=1.0)
+    strict = dataclasses.replace(FAST, margin=0.999)
+    tuned = replay(jobs, CLUSTER, SimConfig(policy="fifo"),
+                   tuner=AutoSched(CLUSTER, strict, evaluator=SerialEvaluator()))
+    assert tuned.switches == 0
+    assert any(r.best_score < r.incumbent_score for r in tuned.retunes if r.simulations)
+
+
+def test_the_clairvoyant_tuner_sees_the_real_future(make_workload):
+    jobs = two_kinds(make_workload, days=1.0)
+    simulation = Simulation(dataclasses.replace(jobs, estimates=jobs.duration), CLUSTER,
+                            dataclasses.replace(DEFAULT_CONFIG, estimate="supplied"))
+    simulation.run(until=jobs.submit.min() + 6 * 3600)
+    tuner = AutoSched(CLUSTER, FAST, evaluator=SerialEvaluator(), clairvoyant=True)
+    decision = tuner.retune(simulation, History(jobs, simulation.result().finish))
+    assert decision.simulations == FAST.budget // FAST.futures  # one future per candidate
+    assert decision.best_score <= decision.incumbent_score
+
+
+def test_what_ifs_score_time_in_the_system_until_the_look_ahead():
+    # One GPU from t=0: A (0, 100 s) then B (10, 100 s) under FIFO. Until 150:
+    # A 100 s in the system, B 140 s; mean 120.
+    jobs = make_jobs(("A", 0, 1, 100, 100), ("B", 10, 1, 100, 100))
+    config = SimConfig(policy="fifo")
+    assert score_future(jobs, Cluster.homogeneous(1, 1), config, 0, 150) == 120
+    # SJF would not change it; a what-if is (A then B either way).
+    assert WhatIf((jobs, jobs), Cluster.homogeneous(1, 1), 0, 150).score(config) == 120
+
+
+def test_a_thrashing_candidate_scores_infinite(make_workload, monkeypatch):
+    jobs = two_kinds(make_workload, days=0.5)
+    monkeypatch.setattr(whatif_module, "MIN_EVENT_BUDGET", 10)
+    monkeypatch.setattr(whatif_module, "EVENTS_PER_JOB", 0.01)
+    jobs = dataclasses.replace(jobs, estimates=jobs.duration)
+    thrash = SimConfig(policy="las", lease_s=0, restart_overhead_s=0)
+    assert score_future(jobs, CLUSTER, thrash, 0, DAY) == float("inf")
+
+
+def test_live_jobs_keep_their_work_done_when_their_duration_is_redrawn():
+    jobs = make_jobs(("A", 0, 1, 100), ("B", 0, 1, 50))
+    simulation = Simulation(jobs, Cluster.homogeneous(1, 1), SimConfig(policy="fifo", restart_overhead_s=0))
+    simulation.run(until=40)
+    live = resampled_live(simulation.snapshot(), np.array([400.0, 20.0]))
+    assert live.remaining_s.tolist() == [360.0, 20.0]
+    assert live.done_fraction.tolist() == [0.1, 0.0]
+    assert live.durations[:, 0].tolist() == [400.0, 20.0]
+
+
+def test_process_pool_scores_like_this_process(make_workload):
+    jobs = two_kinds(make_workload, days=1.0)
+    jobs = dataclasses.replace(jobs, estimates=jobs.duration)
+    whatif = WhatIf((jobs,), CLUSTER, 0.0, DAY)
+    configs = [SimConfig(policy=policy) for policy in ("fifo", "las", "srtf", "tiresias")]
+    with SerialEvaluator().session(whatif) as score:
+        expected = score(configs)
+    with ProcessEvaluator(2).session(whatif) as score:
+        assert score(configs) == expected
+    assert len(set(expected)) > 1
+
+
+def test_dask_scores_like_this_process(make_workload):
+    distributed = pytest.importorskip("dask.distributed")
+    from itercast.sched import DaskEvaluator
+
+    jobs = two_kinds(make_workload, days=0.5)
+    jobs = dataclasses.replace(jobs, estimates=jobs.duration)
+    whatif = WhatIf((jobs,), CLUSTER, 0.0, DAY / 4)
+    configs = [SimConfig(policy="fifo"), SimConfig(policy="sjf")]
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as local, distributed.Client(local) as client:
+        evaluator = DaskEvaluator(client)
+        assert evaluator.workers == 2
+        with evaluator.session(whatif) as score:
+            assert score(configs) == [whatif.score(config) for config in configs]
+
+
+def test_the_prototype_tunes_tiresias_queues_from_finished_jobs(make_workload):
+    jobs = two_kinds(make_workload, days=1.0)
+    simulation = Simulation(jobs, CLUSTER, SimConfig(policy="tiresias", queues=2, queue_limits_gpu_s=(3600,)))
+    simulation.run(until=jobs.submit.min() + 12 * 3600)
+    decision = PrototypeTuner(CLUSTER).retune(simulation, History(jobs, simulation.result().finish))
+    assert decision.simulations >= 2
+    assert decision.chosen.policy == "tiresias"
+    empty = History(jobs, np.full(len(jobs), np.nan))
+    assert "no job finished" in PrototypeTuner(CLUSTER).retune(simulation, empty).note
+
+
+def test_every_suggestion_is_a_valid_configuration():
+    space = SearchSpace()
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=1))
+    policies = set()
+    for _ in range(60):
+        trial = study.ask()
+        config = space.suggest(trial, DEFAULT_CONFIG)
+        study.tell(trial, 0.0)
+        policies.add(config.policy)
+        assert space.contains(config)
+        if config.policy == "tiresias":
+            limits = config.queue_thresholds_gpu_s
+            assert len(limits) == config.queues - 1 and list(limits) == sorted(limits)
+    assert policies == set(space.policies)
+
+
+def test_parameters_of_a_configuration_suggest_it_back():
+    space = SearchSpace()
+    config = SimConfig(policy="tiresias", queues=4, queue_limits_gpu_s=geometric_limits(500, 3, 3),
+                       starvation_factor=2.0, lease_s=120, estimate="supplied")
+    trial = optuna.trial.FixedTrial(space.params_of(config))
+    again = space.suggest(trial, dataclasses.replace(config, queues=2, queue_limits_gpu_s=(1.0,)))
+    assert again.policy == "tiresias" and again.queues == 4 and again.starvation_factor == 2.0
+    assert again.queue_thresholds_gpu_s == pytest.approx(config.queue_thresholds_gpu_s)
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"queues": (1, 4)}, "queues must be a range within 2..9"),
+    ({"queues": (2, 12)}, "queues must be a range within 2..9"),
+    ({"lease_s": (100, 10)}, "lease_s must be a range"),
+    ({"limit_ratio": (0.5, 2)}, "limit_ratio must exceed 1"),
+    ({"policies": ("fifo", "magic")}, "unknown: magic"),
+])
+def test_invalid_search_ranges_are_clear_errors(changes, message):
+    with pytest.raises(SimConfigError, match=message):
+        SearchSpace(**changes)
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"budget": 3, "futures": 2}, "at least 2 x futures"),
+    ({"interval_s": 0}, "interval_s must be a positive"),
+    ({"horizon_s": float("nan")}, "horizon_s must be a positive"),
+    ({"margin": 1.0}, "margin must be in"),
+    ({"futures": 0}, "futures must be at least 1"),
+])
+def test_invalid_tuner_settings_are_clear_errors(changes, message):
+    with pytest.raises(SimConfigError, match=message):
+        TunerSettings(**changes)
+
+
+def test_replay_ranks_by_an_estimator_refitted_on_finished_jobs(make_workload):
+    # SJF with estimates learned per VC beats FIFO on two_kinds; with the
+    # estimator's prior alone (no refits, one interval longer than the trace)
+    # every job looks alike and SJF is FIFO.
+    jobs = two_kinds(make_workload)
+    sjf, fifo = SimConfig(policy="sjf"), SimConfig(policy="fifo")
+    learned = replay(jobs, CLUSTER, sjf).summary()["avg_jct_s"]
+    assert learned < 0.85 * replay(jobs, CLUSTER, fifo).summary()["avg_jct_s"]
+    blind = replay(jobs, CLUSTER, sjf, interval_s=10 * DAY).summary()["avg_jct_s"]
+    assert blind == simulate(jobs, CLUSTER, fifo).summary()["avg_jct_s"]
