@@ -51,7 +51,7 @@ def test_json_has_the_sim_keys_and_the_tuning_record(trace, capsys):
 
 def test_plot_and_table(trace, tmp_path, capsys):
     plot = tmp_path / "switches.png"
-    assert main(["autosched", "--workload", str(trace), "--gpus", "16", "--gpus-per-node", "4", "--budget", "6",
+    assert main(["autosched", "--workload", str(trace), "--gpus", "16", "--gpus-per-node", "4", "--budget", "8",
                  "--futures", "2", "--workers", "1", "--interval", "7200", "--plot", str(plot)]) == 0
     out = capsys.readouterr().out
     assert "re-tunes / switches" in out and "configurations:" in out and "tiresias" in out
@@ -59,7 +59,7 @@ def test_plot_and_table(trace, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--budget", "3", "--futures", "2"], "at least 2 x futures"),
+    (["--budget", "7", "--futures", "2"], "at least 4 x futures"),
     (["--interval", "-5"], "interval_s must be a positive"),
     (["--margin", "1.5"], "margin must be in"),
     (["--workers", "0"], "--workers must be at least 1"),

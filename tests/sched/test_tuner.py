@@ -90,7 +90,7 @@ def test_the_clairvoyant_tuner_sees_the_real_future(make_workload):
     simulation.run(until=jobs.submit.min() + 6 * 3600)
     tuner = AutoSched(CLUSTER, FAST, evaluator=SerialEvaluator(), clairvoyant=True)
     decision = tuner.retune(simulation, History(jobs, simulation.result().finish))
-    assert decision.simulations == FAST.budget // FAST.futures  # one future per candidate
+    assert decision.simulations == 1 + FAST.candidates  # one future per candidate, no validation
     assert decision.best_score <= decision.incumbent_score
 
 
@@ -201,7 +201,7 @@ def test_invalid_search_ranges_are_clear_errors(changes, message):
 
 
 @pytest.mark.parametrize("changes, message", [
-    ({"budget": 3, "futures": 2}, "at least 2 x futures"),
+    ({"budget": 7, "futures": 2}, "at least 4 x futures"),
     ({"interval_s": 0}, "interval_s must be a positive"),
     ({"horizon_s": float("nan")}, "horizon_s must be a positive"),
     ({"margin": 1.0}, "margin must be in"),
@@ -222,3 +222,31 @@ def test_replay_ranks_by_an_estimator_refitted_on_finished_jobs(make_workload):
     assert learned < 0.85 * replay(jobs, CLUSTER, fifo).summary()["avg_jct_s"]
     blind = replay(jobs, CLUSTER, sjf, interval_s=10 * DAY).summary()["avg_jct_s"]
     assert blind == simulate(jobs, CLUSTER, fifo).summary()["avg_jct_s"]
+
+
+def test_a_winner_must_win_again_on_fresh_futures(make_workload, monkeypatch):
+    jobs = two_kinds(make_workload, days=1.0)
+    jobs = dataclasses.replace(jobs, estimates=jobs.duration)
+    fresh = WhatIf((jobs,), CLUSTER, 0.0, DAY)
+    srtf, fifo = SimConfig(policy="srtf", estimate="supplied"), SimConfig(policy="fifo", estimate="supplied")
+    assert fresh.score(srtf) < 0.9 * fresh.score(fifo)
+    tuner = AutoSched(CLUSTER, FAST, evaluator=SerialEvaluator())
+    monkeypatch.setattr(tuner, "_whatif", lambda *args: (fresh, ""))
+    assert tuner._validate(srtf, fifo, jobs, None, 0.0) == (srtf, 2)
+    assert tuner._validate(fifo, srtf, jobs, None, 0.0) == (srtf, 2)  # the incumbent stays
+
+
+def test_durations_can_come_from_a_longer_window_than_arrivals(make_workload):
+    from itercast.sched import WorkloadForecaster
+
+    # Long jobs finished two to six days ago, short ones in the last day.
+    long = make_workload(np.arange(20) * 3600.0, 1, 5 * DAY)
+    short = make_workload(6 * DAY + np.arange(20) * 600.0, 1, 100.0)
+    both = Workload.concat([long, short])
+    finish = both.submit + both.duration
+    now = 7 * DAY
+    rng = np.random.default_rng(0)
+    day_only = WorkloadForecaster(DAY).fit(both, finish, now)
+    week = WorkloadForecaster(DAY, duration_history_s=7 * DAY).fit(both, finish, now)
+    assert day_only.sample_durations(np.ones(200, int), None, np.zeros(200), rng).max() < 1000
+    assert (week.sample_durations(np.ones(200, int), None, np.zeros(200), rng) > 1000).mean() > 0.3

@@ -27,8 +27,8 @@ def register(subparsers):
     parser.add_argument("--interval", type=float, default=3600.0, help="seconds between re-tunes (default 3600)")
     parser.add_argument("--history", type=float, default=86400.0,
                         help="seconds of history the forecaster and estimator learn from (default 86400)")
-    parser.add_argument("--horizon", type=float, default=4 * 3600.0,
-                        help="seconds of future each what-if simulates (default 14400)")
+    parser.add_argument("--horizon", type=float, default=12 * 3600.0,
+                        help="seconds of future each what-if simulates (default 43200)")
     parser.add_argument("--budget", type=int, default=48, help="simulations per re-tune (default 48)")
     parser.add_argument("--futures", type=int, default=3, help="sampled futures per candidate (default 3)")
     parser.add_argument("--margin", type=float, default=0.05,

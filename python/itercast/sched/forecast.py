@@ -270,6 +270,10 @@ class WorkloadForecaster:
 
     - ``history_s``: the window [now - history_s, now) whose arrivals set the
       level and the job mix, and whose finished jobs give durations.
+    - ``duration_history_s``: a longer window for the durations (default
+      ``history_s``). Under a growing backlog the jobs that finished lately
+      are mostly short ones that overtook the rest, so a short window draws
+      durations far too short for the jobs still waiting.
     - ``calendar``: learn an hour-of-week profile over ``calendar_history_s``
       when the jobs given reach back a week; else hour-of-day over the window.
     - ``smoothing``: hours of pseudo-exposure shrinking each hourly rate
@@ -287,8 +291,11 @@ class WorkloadForecaster:
 
     def __init__(self, history_s: float = DAY_S, *, calendar: bool = True,
                  calendar_history_s: float = 4 * WEEK_S, smoothing: float = 16.0, halflife_s: float = HOUR_S,
-                 mix_prior_jobs: float = 10.0, min_group: float = 5.0, duration_jitter: float = 0.1):
+                 mix_prior_jobs: float = 10.0, min_group: float = 5.0, duration_jitter: float = 0.1,
+                 duration_history_s: Optional[float] = None):
         self.history_s = positive_seconds("history_s", history_s)
+        self.duration_history_s = positive_seconds(
+            "duration_history_s", history_s if duration_history_s is None else duration_history_s)
         self.arrivals = ArrivalModel(history_s, calendar=calendar, calendar_history_s=calendar_history_s,
                                      smoothing=smoothing, halflife_s=halflife_s)
         if mix_prior_jobs < 0 or min_group <= 0 or duration_jitter < 0:
@@ -309,15 +316,17 @@ class WorkloadForecaster:
         jobs that finished in [now - history_s, now]: in steady state these
         have the duration mix of arrivals, where "submitted and finished"
         would favour short jobs."""
-        known = known_at(jobs, finish, now, since=float(now) - max(self.history_s, self.arrivals.calendar_history_s))
+        known = known_at(jobs, finish, now, since=float(now) - max(self.history_s, self.arrivals.calendar_history_s,
+                                                                   self.duration_history_s))
         self.now = float(now)
         self.arrivals.fit(known.submit, self.now)
         mix_start = self.now - max(self.history_s, MIX_HISTORY_S)
-        recent = known.subset((known.submit >= mix_start) | known.finished_in(self.now - self.history_s, self.now))
+        durations_from = self.now - self.duration_history_s
+        recent = known.subset((known.submit >= mix_start) | known.finished_in(durations_from, self.now))
         self._codes = GroupCodes(recent.virtual_cluster)
         vc_codes = self._codes.vc_codes(recent.virtual_cluster, len(recent))
         self._fit_mix(recent, vc_codes, mix_start)
-        done = recent.finished_in(self.now - self.history_s, self.now)
+        done = recent.finished_in(durations_from, self.now)
         self._durations = DurationSampler(recent.duration[done], recent.gpus[done], vc_codes[done],
                                           min_group=self.min_group, jitter=self.duration_jitter)
         return self

@@ -45,35 +45,39 @@ THRASH_PENALTY = 10.0
 @dataclass(frozen=True)
 class TunerSettings:
     """``interval_s`` between re-tunes; ``history_s`` the forecaster's and
-    estimator's window; ``horizon_s`` how far ahead futures are sampled;
+    estimator's window; ``duration_history_s`` the finished jobs the
+    forecaster draws durations from (see ``WorkloadForecaster``);
+    ``horizon_s`` how far ahead futures are sampled and simulated;
     ``budget`` simulations per re-tune (``futures`` per candidate, the
     incumbent's included); ``margin`` the relative gain a switch needs."""
 
     interval_s: float = HOUR_S
     history_s: float = DAY_S
-    horizon_s: float = 4 * HOUR_S
+    duration_history_s: float = 7 * DAY_S
+    horizon_s: float = 12 * HOUR_S
     budget: int = 48
     futures: int = 3
     margin: float = 0.05
     seed: int = 0
 
     def __post_init__(self):
-        for name in ("interval_s", "history_s", "horizon_s"):
+        for name in ("interval_s", "history_s", "duration_history_s", "horizon_s"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise SimConfigError(f"{name} must be a positive number of seconds, got {value!r}")
         if self.futures < 1:
             raise SimConfigError(f"futures must be at least 1, got {self.futures}")
-        if self.budget < 2 * self.futures:
-            raise SimConfigError(f"budget ({self.budget}) must allow the incumbent and one candidate: "
-                                 f"at least 2 x futures = {2 * self.futures} simulations")
+        if self.budget < 4 * self.futures:
+            raise SimConfigError(f"budget ({self.budget}) must allow the incumbent, one candidate and their "
+                                 f"validation: at least 4 x futures = {4 * self.futures} simulations")
         if not 0 <= self.margin < 1:
             raise SimConfigError(f"margin must be in [0, 1), got {self.margin!r}")
 
     @property
     def candidates(self) -> int:
-        """Candidates besides the incumbent that one re-tune can afford."""
-        return self.budget // self.futures - 1
+        """Candidates besides the incumbent that one re-tune can afford, after
+        the incumbent's score and the validation of a winner on fresh futures."""
+        return self.budget // self.futures - 3
 
 
 @dataclass(frozen=True)
@@ -105,8 +109,8 @@ class History:
     estimator: Optional[object] = None
 
     def estimate(self, jobs: Workload) -> np.ndarray:
-        if self.estimator is None:
-            return jobs.duration  # supplied estimates: new jobs assumed predicted well
+        if self.estimator is None:  # supplied estimates: the real jobs' own, sampled jobs' durations
+            return jobs.estimates if jobs.estimates is not None else jobs.duration
         return self.estimator.predict(jobs.gpus, jobs.virtual_cluster)
 
 
@@ -121,7 +125,8 @@ class AutoSched:
 
     def __post_init__(self):
         self.evaluator = self.evaluator or ProcessEvaluator()
-        self.forecaster = WorkloadForecaster(self.settings.history_s)
+        self.forecaster = WorkloadForecaster(self.settings.history_s,
+                                             duration_history_s=self.settings.duration_history_s)
         self._rng = np.random.default_rng(self.settings.seed)
         self._retunes = 0
         self._last_best: Optional[SimConfig] = None
@@ -137,17 +142,37 @@ class AutoSched:
             incumbent_score = score([incumbent])[0]
             best, best_score, candidates = self._search(score, incumbent, incumbent_score, whatif)
         self._retunes += 1
-        chosen = incumbent
-        if best_score < incumbent_score * (1 - self.settings.margin):
-            chosen = best
         self._last_best = best
-        return Retune(now, incumbent, chosen, incumbent_score, best_score,
-                      (1 + candidates) * whatif.simulations_per_candidate, time.perf_counter() - began, note)
+        simulations = (1 + candidates) * whatif.simulations_per_candidate
+        chosen = incumbent
+        if self._beats(best_score, incumbent_score):
+            chosen, validated = self._validate(best, incumbent, live, history, now)
+            simulations += validated
+        return Retune(now, incumbent, chosen, incumbent_score, best_score, simulations,
+                      time.perf_counter() - began, note)
+
+    def _beats(self, score: float, incumbent_score: float) -> bool:
+        return score < incumbent_score * (1 - self.settings.margin)
+
+    def _validate(self, best: SimConfig, incumbent: SimConfig, live: Workload, history: History,
+                  now: float) -> tuple[SimConfig, int]:
+        """The best of many candidates on a few sampled futures is partly
+        lucky (the winner's curse): it is adopted only if, on fresh futures,
+        it beats the incumbent by the margin on average and is no worse on
+        any one of them. The clairvoyant tuner's single future is the truth
+        and needs no second look."""
+        if self.clairvoyant:
+            return best, 0
+        fresh, _ = self._whatif(live, history, now)
+        best_scores, incumbent_scores = fresh.per_future(best), fresh.per_future(incumbent)
+        adopted = self._beats(best_scores.mean(), incumbent_scores.mean()) and bool(
+            (best_scores <= incumbent_scores).all())
+        return (best if adopted else incumbent), 2 * fresh.simulations_per_candidate
 
     def _whatif(self, live: Workload, history: History, now: float) -> tuple[Optional[WhatIf], str]:
         settings = self.settings
         if self.clairvoyant:
-            return true_whatif(live, history.workload, self.cluster, now, settings.horizon_s), ""
+            return true_whatif(live, history.workload, self.cluster, now, settings.horizon_s, history.estimate), ""
         self.forecaster.fit(history.workload, history.finish, now)
         if not self.forecaster.has_history:
             return None, "no job finished in the history window: keeping the incumbent"

@@ -47,8 +47,11 @@ class WhatIf:
     def score(self, config: SimConfig) -> float:
         """Mean over the futures of the jobs' mean time in the system until
         ``end``; inf when a future thrashes."""
-        return float(np.mean([score_future(future, self.cluster, config, self.start, self.end)
-                              for future in self.futures]))
+        return float(np.mean(self.per_future(config)))
+
+    def per_future(self, config: SimConfig) -> np.ndarray:
+        return np.array([score_future(future, self.cluster, config, self.start, self.end)
+                         for future in self.futures])
 
     @property
     def simulations_per_candidate(self) -> int:
@@ -101,13 +104,15 @@ def sampled_whatif(live: Workload, forecaster, cluster: Cluster, start: float, h
     return WhatIf(tuple(parts), cluster, start, start + horizon_s)
 
 
-def true_whatif(live: Workload, workload: Workload, cluster: Cluster, start: float, horizon_s: float) -> WhatIf:
+def true_whatif(live: Workload, workload: Workload, cluster: Cluster, start: float, horizon_s: float,
+                estimate_jobs) -> WhatIf:
     """The clairvoyant what-if: real durations and the real jobs of the next
-    horizon (an upper bound for any forecaster)."""
+    horizon (an upper bound for any forecaster). Jobs are still ranked by the
+    estimates the cluster really uses, or it would favour policies whose
+    real-life estimates are worse than in the what-if."""
     coming = workload.window(start=np.nextafter(start, np.inf), end=start + horizon_s)
-    coming = dataclasses.replace(coming, estimates=coming.duration)
-    return WhatIf((Workload.concat([dataclasses.replace(live, estimates=live.duration), coming]),), cluster,
-                  start, start + horizon_s)
+    coming = dataclasses.replace(coming, estimates=estimate_jobs(coming))
+    return WhatIf((Workload.concat([live, coming]),), cluster, start, start + horizon_s)
 
 
 def _on_types(coming: Workload, gpu_types: Sequence[str]) -> Workload:

@@ -1,0 +1,159 @@
+"""AutoSched on the Philly trace, week by week, against the alternatives.
+
+    PYTHONPATH=python python3 benchmarks/autosched_eval.py [--sizes 64,128,256] [--weeks 3-8] [--json FILE]
+
+For each cluster size, the Philly virtual clusters whose load fits it (below)
+are replayed one week at a time, after a week of warm-up that fills the
+cluster and the history (metrics count the week's jobs only), under:
+
+  (a) default   the default static configuration (Tiresias, 2 queues, 3,600 GPU-s)
+  (b) prototype AutoSched's prototype: hourly, the last day's finished jobs replayed
+                into an empty cluster, 2-9 Tiresias queues at equal-mass percentiles
+  (c) hindsight the best static configuration of the same search space for that
+                week, found with TPE on the real week (--hindsight-trials replays)
+  (d) oracle    AutoSched given the real durations and the real jobs to come
+  (e) autosched AutoSched (forecast, live snapshot, TPE, 5% margin)
+
+Duration-aware policies rank by an estimator refitted hourly on finished jobs
+in every method; nothing sees true durations except (d) and the hindsight
+choice of (c). Windows run in parallel (--jobs), each tuner in one process,
+so the tuning wall times here are not the re-tune figure: that one comes from
+`itercast autosched` with its default process pool (see docs/autosched.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from itercast.sched import (
+    DEFAULT_CONFIG, AutoSched, PrototypeTuner, SearchSpace, SerialEvaluator, TunerSettings, replay,
+)
+from itercast.sim import Cluster, load_workload
+
+SHARED = Path(os.environ.get("ITERCAST_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+WEEK, DAY = 7 * 86400.0, 86400.0
+# Virtual clusters whose summed weekly load (GPU-seconds submitted / week)
+# averages close to each cluster's size: a cluster that queues in busy weeks
+# and drains in quiet ones.
+VIRTUAL_CLUSTERS = {
+    64: ("6214e9", "103959", "ed69ec"),
+    128: ("6214e9", "6c71a0", "103959", "ed69ec", "11cb48"),
+    256: ("6214e9", "6c71a0", "103959", "ed69ec", "11cb48", "2869ce", "7f04ca"),
+}
+# A week of warm-up under the default configuration: the cluster is as busy as
+# it really was, and the history holds long jobs that finished (a shorter one
+# would show the forecaster only durations shorter than the warm-up).
+WARMUP_S = WEEK
+METHODS = ("default", "prototype", "hindsight", "oracle", "autosched")
+
+
+def window(jobs, gpus: int, week: int, warmup_s: float = WARMUP_S):
+    selected = jobs.subset(np.isin(jobs.virtual_cluster, VIRTUAL_CLUSTERS[gpus]) & (jobs.gpus <= gpus))
+    start = float(jobs.submit.min()) + week * WEEK
+    return selected.window(start - warmup_s, start + WEEK), start
+
+
+def run_window(task) -> dict:
+    path, gpus, week, settings, trials = task
+    jobs, start = window(load_workload(path), gpus, week)
+    cluster = Cluster.homogeneous(gpus, 8)
+    row = {"gpus": gpus, "week": week, "jobs": int((jobs.submit >= start).sum())}
+
+    def measure(name, config=DEFAULT_CONFIG, tuner=None):
+        began = time.perf_counter()
+        outcome = replay(jobs, cluster, config, tuner=tuner, tune_from=start, measure_from=start)
+        summary = outcome.summary()
+        row[name] = {"avg_jct_s": summary["avg_jct_s"], "switches": summary["switches"],
+                     "tuning_wall_s": summary["tuning_wall_s"], "wall_s": time.perf_counter() - began,
+                     "utilization": summary["utilization"],
+                     "configs": sorted({entry["config"]["policy"] for entry in summary["timeline"]})}
+
+    measure("default")
+    measure("prototype", tuner=PrototypeTuner(cluster, settings))
+    row["hindsight"] = hindsight(jobs, cluster, start, trials)
+    measure("oracle", tuner=AutoSched(cluster, settings, evaluator=SerialEvaluator(), clairvoyant=True))
+    measure("autosched", tuner=AutoSched(cluster, settings, evaluator=SerialEvaluator()))
+    return row
+
+
+def hindsight(jobs, cluster, start, trials: int) -> dict:
+    import optuna
+
+    optuna.logging.set_verbosity(logging.WARNING)
+    space = SearchSpace()
+    study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=0, n_startup_trials=trials // 3))
+    for policy in space.policies:
+        study.enqueue_trial(space.params_of(dataclasses.replace(DEFAULT_CONFIG, policy=policy)))
+    began = time.perf_counter()
+    best = (np.inf, None)
+    for _ in range(trials):
+        trial = study.ask()
+        config = space.suggest(trial, DEFAULT_CONFIG)
+        value = replay(jobs, cluster, config, measure_from=start).summary()["avg_jct_s"]
+        study.tell(trial, value)
+        best = min(best, (value, config), key=lambda pair: pair[0])
+    return {"avg_jct_s": best[0], "switches": 0, "tuning_wall_s": 0.0, "wall_s": time.perf_counter() - began,
+            "configs": [best[1].policy], "config": {k: v for k, v in dataclasses.asdict(best[1]).items()
+                                                     if not k.startswith("estimate")}}
+
+
+def parse_weeks(text: str) -> list[int]:
+    low, _, high = text.partition("-")
+    return list(range(int(low), int(high or low) + 1))
+
+
+def report(rows: list[dict]) -> str:
+    lines = ["| GPUs | week | jobs | " + " | ".join(f"{m} avg JCT s" for m in METHODS)
+             + " | (e)/(c) | (e)/(a) | switches (e) |",
+             "|" + "---|" * (len(METHODS) + 6)]
+    for row in rows:
+        jct = {m: row[m]["avg_jct_s"] for m in METHODS}
+        lines.append(f"| {row['gpus']} | {row['week']} | {row['jobs']} | "
+                     + " | ".join(f"{jct[m]:,.0f}" for m in METHODS)
+                     + f" | {jct['autosched'] / jct['hindsight']:.3f} | {jct['autosched'] / jct['default']:.3f}"
+                     f" | {row['autosched']['switches']} |")
+    for gpus in sorted({row["gpus"] for row in rows}):
+        mine = [row for row in rows if row["gpus"] == gpus]
+        means = {m: np.mean([row[m]["avg_jct_s"] / row["default"]["avg_jct_s"] for row in mine]) for m in METHODS}
+        lines.append(f"| {gpus} | mean / (a) | | " + " | ".join(f"{means[m]:.3f}" for m in METHODS) + " | | | |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="64,128,256")
+    parser.add_argument("--weeks", default="3-8", help="weeks of the trace, counted from its first job")
+    parser.add_argument("--hindsight-trials", type=int, default=24)
+    parser.add_argument("--budget", type=int, default=TunerSettings.budget)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="windows simulated in parallel")
+    parser.add_argument("--json", metavar="FILE", help="write every figure here")
+    args = parser.parse_args(argv)
+    settings = TunerSettings(budget=args.budget)
+    path = SHARED / "workloads" / "philly_jobs.csv"
+    tasks = [(path, int(gpus), week, settings, args.hindsight_trials)
+             for gpus in args.sizes.split(",") for week in parse_weeks(args.weeks)]
+    began = time.perf_counter()
+    with ProcessPoolExecutor(args.jobs) as pool:
+        rows = []
+        for row in pool.map(run_window, tasks):
+            rows.append(row)
+            print(f"done GPUs {row['gpus']} week {row['week']} after {time.perf_counter() - began:.0f} s",
+                  file=sys.stderr)
+    print(report(rows))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"settings": dataclasses.asdict(settings), "rows": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
