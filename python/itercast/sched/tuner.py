@@ -59,6 +59,7 @@ class TunerSettings:
     futures: int = 3
     margin: float = 0.05
     seed: int = 0
+    drain: bool = True
 
     def __post_init__(self):
         for name in ("interval_s", "history_s", "duration_history_s", "horizon_s"):
@@ -172,12 +173,14 @@ class AutoSched:
     def _whatif(self, live: Workload, history: History, now: float) -> tuple[Optional[WhatIf], str]:
         settings = self.settings
         if self.clairvoyant:
-            return true_whatif(live, history.workload, self.cluster, now, settings.horizon_s, history.estimate), ""
+            return true_whatif(live, history.workload, self.cluster, now, settings.horizon_s, history.estimate,
+                               settings.drain), ""
         self.forecaster.fit(history.workload, history.finish, now)
         if not self.forecaster.has_history:
             return None, "no job finished in the history window: keeping the incumbent"
         return sampled_whatif(live, self.forecaster, self.cluster, now, settings.horizon_s, settings.futures,
-                              self._rng, history.estimate, supplied=history.estimator is None), ""
+                              self._rng, history.estimate, supplied=history.estimator is None,
+                              drain=settings.drain), ""
 
     def _search(self, score, incumbent: SimConfig, incumbent_score: float, whatif: WhatIf):
         try:

@@ -43,6 +43,7 @@ class WhatIf:
     cluster: Cluster
     start: float
     end: float
+    drain: bool = False
 
     def score(self, config: SimConfig) -> float:
         """Mean over the futures of the jobs' mean time in the system until
@@ -50,8 +51,8 @@ class WhatIf:
         return float(np.mean(self.per_future(config)))
 
     def per_future(self, config: SimConfig) -> np.ndarray:
-        return np.array([score_future(future, self.cluster, config, self.start, self.end)
-                         for future in self.futures])
+        end = np.inf if self.drain else self.end
+        return np.array([score_future(future, self.cluster, config, self.start, end) for future in self.futures])
 
     @property
     def simulations_per_candidate(self) -> int:
@@ -62,7 +63,8 @@ def score_future(workload: Workload, cluster: Cluster, config: SimConfig, start:
     if len(workload) == 0:
         return 0.0
     simulation = Simulation(workload, cluster, dataclasses.replace(config, estimate="supplied"), start_time=start)
-    simulation.run(until=end, max_events=max(MIN_EVENT_BUDGET, EVENTS_PER_JOB * len(workload)))
+    simulation.run(until=None if np.isinf(end) else end,
+                   max_events=max(MIN_EVENT_BUDGET, EVENTS_PER_JOB * len(workload)))
     if simulation.budget_exhausted:
         return float("inf")
     finish = simulation.result().finish
@@ -87,7 +89,8 @@ def work_done_s(live: Workload) -> np.ndarray:
 
 
 def sampled_whatif(live: Workload, forecaster, cluster: Cluster, start: float, horizon_s: float,
-                   futures: int, rng: np.random.Generator, estimate_jobs, supplied: bool) -> WhatIf:
+                   futures: int, rng: np.random.Generator, estimate_jobs, supplied: bool,
+                   drain: bool = False) -> WhatIf:
     """``futures`` what-ifs: the live jobs with durations drawn anew (or,
     when ``supplied``, their supplied estimates), then jobs sampled for the
     next ``horizon_s``. ``estimate_jobs(workload)`` gives the estimates the
@@ -101,18 +104,18 @@ def sampled_whatif(live: Workload, forecaster, cluster: Cluster, start: float, h
         coming = _on_types(forecaster.sample(horizon_s, rng), live.gpu_types)
         coming = dataclasses.replace(coming, estimates=estimate_jobs(coming))
         parts.append(Workload.concat([resampled_live(live, total), coming]))
-    return WhatIf(tuple(parts), cluster, start, start + horizon_s)
+    return WhatIf(tuple(parts), cluster, start, start + horizon_s, drain)
 
 
 def true_whatif(live: Workload, workload: Workload, cluster: Cluster, start: float, horizon_s: float,
-                estimate_jobs) -> WhatIf:
+                estimate_jobs, drain: bool = False) -> WhatIf:
     """The clairvoyant what-if: real durations and the real jobs of the next
     horizon (an upper bound for any forecaster). Jobs are still ranked by the
     estimates the cluster really uses, or it would favour policies whose
     real-life estimates are worse than in the what-if."""
     coming = workload.window(start=np.nextafter(start, np.inf), end=start + horizon_s)
     coming = dataclasses.replace(coming, estimates=estimate_jobs(coming))
-    return WhatIf((Workload.concat([live, coming]),), cluster, start, start + horizon_s)
+    return WhatIf((Workload.concat([live, coming]),), cluster, start, start + horizon_s, drain)
 
 
 def _on_types(coming: Workload, gpu_types: Sequence[str]) -> Workload:
