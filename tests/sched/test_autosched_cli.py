@@ -79,3 +79,17 @@ def test_a_job_larger_than_the_cluster_is_named(tmp_path, capsys):
     path.write_text("job_id,num_gpu,submit_time,duration\nsmall,1,0,100\nhuge,64,10,100\n")
     assert main(["autosched", "--workload", str(path), "--gpus", "16", "--gpus-per-node", "4"]) == 2
     assert "job huge" in capsys.readouterr().err
+
+
+def test_progress_bar_appears_once_a_run_is_slow(monkeypatch):
+    import io
+
+    from itercast.cli import autosched
+
+    stream = io.StringIO()
+    progress = autosched.Progress(stream)
+    progress(0.0, 100.0)
+    assert stream.getvalue() == ""
+    monkeypatch.setattr(autosched, "PROGRESS_AFTER_S", 0.0)
+    progress(50.0, 100.0)
+    assert "replaying [" in stream.getvalue() and "50.0%" in stream.getvalue()

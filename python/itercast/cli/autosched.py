@@ -79,8 +79,8 @@ def run(args) -> int:
 class Progress:
     """A progress bar on stderr, shown once a replay has run for a few seconds."""
 
-    def __init__(self, stream=sys.stderr, width: int = 30):
-        self.stream, self.width = stream, width
+    def __init__(self, stream=None, width: int = 30):
+        self.stream, self.width = stream or sys.stderr, width
         self.began = time.perf_counter()
         self.first = None
         self.shown = False
