@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "bindings/register.hpp"
 #include "sim/simulator.hpp"
@@ -83,57 +84,48 @@ py::dict segments_dict(const Simulator& simulator) {
 
 using Doubles = py::array_t<double, py::array::c_style | py::array::forcecast>;
 using Ints = py::array_t<int, py::array::c_style | py::array::forcecast>;
-using Bytes = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
 
-template <typename Array, typename T>
-void read_column(const py::dict& columns, const char* name, std::vector<T>& out) {
-    if (columns.contains(name)) out = to_vector(columns[name].cast<Array>());
+// Every live-state column with its Python name: the one list that both
+// reading a workload's columns and writing a snapshot's go through.
+template <typename State, typename Visit>
+void for_each_live_column(State& live, Visit&& visit) {
+    visit("attained_gpu_s", live.attained_gpu_s);
+    visit("done_fraction", live.done_fraction);
+    visit("remaining_s", live.remaining_s);
+    visit("running", live.running);
+    visit("service_since_promotion_gpu_s", live.service_since_promotion);
+    visit("held_since_promotion_s", live.held_since_promotion);
+    visit("queue_entry_s", live.queue_entry);
+    visit("pending_since_s", live.pending_since);
+    visit("first_start_s", live.first_start);
+    visit("work_start_s", live.work_start);
+    visit("last_start_s", live.last_start);
+    visit("slice_offset", live.slice_offset);
+    visit("slice_pool", live.slice_pool);
+    visit("slice_node", live.slice_node);
+    visit("slice_gpus", live.slice_gpus);
 }
 
 // The live-state columns a simulation starts from; absent ones keep the
 // fresh-job defaults (sim::LiveState).
 sim::LiveState live_state(const py::dict& columns) {
     sim::LiveState live;
-    read_column<Doubles>(columns, "attained_gpu_s", live.attained_gpu_s);
-    read_column<Doubles>(columns, "done_fraction", live.done_fraction);
-    read_column<Doubles>(columns, "remaining_s", live.remaining_s);
-    read_column<Bytes>(columns, "running", live.running);
-    read_column<Doubles>(columns, "service_since_promotion_gpu_s", live.service_since_promotion);
-    read_column<Doubles>(columns, "held_since_promotion_s", live.held_since_promotion);
-    read_column<Doubles>(columns, "queue_entry_s", live.queue_entry);
-    read_column<Doubles>(columns, "pending_since_s", live.pending_since);
-    read_column<Doubles>(columns, "first_start_s", live.first_start);
-    read_column<Doubles>(columns, "work_start_s", live.work_start);
-    read_column<Doubles>(columns, "last_start_s", live.last_start);
-    read_column<Ints>(columns, "slice_offset", live.slice_offset);
-    read_column<Ints>(columns, "slice_pool", live.slice_pool);
-    read_column<Ints>(columns, "slice_node", live.slice_node);
-    read_column<Ints>(columns, "slice_gpus", live.slice_gpus);
+    for_each_live_column(live, [&](const char* name, auto& column) {
+        using Value = typename std::decay_t<decltype(column)>::value_type;
+        if (columns.contains(name)) {
+            column = to_vector(columns[name].cast<py::array_t<Value, py::array::c_style | py::array::forcecast>>());
+        }
+    });
     return live;
 }
 
 py::dict snapshot_dict(const Simulator& simulator, bool include_future) {
     const sim::Snapshot snap = simulator.snapshot(include_future);
-    const sim::LiveState& live = snap.live;
     py::dict result;
     result["job"] = to_array(snap.job);
     result["tiresias_queue"] = to_array(snap.tiresias_queue);
     result["preemptions"] = to_array(snap.preemptions);
-    result["attained_gpu_s"] = to_array(live.attained_gpu_s);
-    result["done_fraction"] = to_array(live.done_fraction);
-    result["remaining_s"] = to_array(live.remaining_s);
-    result["running"] = to_array(live.running);
-    result["service_since_promotion_gpu_s"] = to_array(live.service_since_promotion);
-    result["held_since_promotion_s"] = to_array(live.held_since_promotion);
-    result["queue_entry_s"] = to_array(live.queue_entry);
-    result["pending_since_s"] = to_array(live.pending_since);
-    result["first_start_s"] = to_array(live.first_start);
-    result["work_start_s"] = to_array(live.work_start);
-    result["last_start_s"] = to_array(live.last_start);
-    result["slice_offset"] = to_array(live.slice_offset);
-    result["slice_pool"] = to_array(live.slice_pool);
-    result["slice_node"] = to_array(live.slice_node);
-    result["slice_gpus"] = to_array(live.slice_gpus);
+    for_each_live_column(snap.live, [&](const char* name, const auto& column) { result[name] = to_array(column); });
     return result;
 }
 
