@@ -5,7 +5,7 @@
 
 namespace itercast::sim {
 
-enum class Policy { fifo, sjf, srtf, las, tiresias, qssf };
+enum class Policy { fifo, sjf, srtf, las, tiresias, qssf, edf, lst };
 enum class Placement { consolidated, spread };
 
 inline bool is_preemptive(Policy policy) {

@@ -51,7 +51,7 @@ Simulator::Simulator(std::vector<PoolSpec> pools, JobTable jobs, Config config, 
     const size_t n = jobs_.submit.size();
     if (pools.empty()) throw std::invalid_argument("the cluster has no GPU pools");
     if (jobs_.gpus.size() != n || jobs_.duration.size() != n * pools.size() ||
-        jobs_.estimate.size() != n) {
+        jobs_.estimate.size() != n || (!jobs_.deadline.empty() && jobs_.deadline.size() != n)) {
         throw std::invalid_argument("job table columns differ in length");
     }
     check_live_columns(jobs_.live, n);
@@ -515,8 +515,17 @@ Simulator::Key Simulator::key_of(int job, double time) const {
             return {attained_at(job, time), tier, submit, job};
         case Policy::tiresias:
             return {static_cast<double>(st.queue), tier, st.queue_entry, job};
+        case Policy::edf:
+            return {deadline_of(job), tier, submit, job};
+        case Policy::lst:  // latest start time: the deadline less the estimated time still needed
+            return {deadline_of(job) - estimate * remaining_fraction_at(job, time), tier, submit, job};
     }
     throw std::logic_error("unknown policy");
+}
+
+double Simulator::deadline_of(int job) const {
+    if (jobs_.deadline.empty() || std::isnan(jobs_.deadline[job])) return kInf;
+    return jobs_.deadline[job];
 }
 
 double Simulator::attained_at(int job, double time) const {

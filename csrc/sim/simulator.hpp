@@ -50,6 +50,7 @@ struct JobTable {
     std::vector<double> duration;
     std::vector<double> estimate;  // estimated duration on the fastest pool
     LiveState live;
+    std::vector<double> deadline;  // absolute time; empty: no job has one (EDF then orders by submit)
 };
 
 // Unfinished jobs at one instant, in job order: enough to start a simulation
@@ -177,6 +178,7 @@ private:
     void enqueue(int job, double time);
     void dequeue(int job);
     Key key_of(int job, double time) const;
+    double deadline_of(int job) const;  // +inf when the job has none
     double attained_at(int job, double time) const;
     double service_since_promotion_at(int job, double time) const;
     double remaining_fraction_at(int job, double time) const;

@@ -2,10 +2,12 @@
 on a Philly-sized cluster (which rarely queues) and one busy week on a small
 cluster (which queues and preempts a lot)."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
-from itercast.sim import POLICIES, Cluster, SimConfig, load_workload, simulate
+from itercast.sim import DEADLINE_POLICIES, POLICIES, Cluster, SimConfig, load_workload, simulate
 from itercast.sim.loaders import parse_time
 
 
@@ -60,13 +62,21 @@ def check_invariants(result):
     assert np.allclose(held[never_preempted], workload.duration[never_preempted])
 
 
+def for_policy(workload, policy):
+    """Deadline policies need deadlines: twice each job's duration after its submission."""
+    if policy not in DEADLINE_POLICIES:
+        return workload
+    return dataclasses.replace(workload, deadlines=workload.submit + 2 * workload.duration)
+
+
 def _group_starts(sorted_ids):
     return np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
 
 
 @pytest.mark.parametrize("policy", POLICIES)
 def test_full_philly_on_a_philly_sized_cluster(philly, policy):
-    result = simulate(philly, Cluster.homogeneous(2048, 8), SimConfig(policy=policy), record_segments=True)
+    result = simulate(for_policy(philly, policy), Cluster.homogeneous(2048, 8), SimConfig(policy=policy),
+                      record_segments=True)
     check_invariants(result)
     # 2,048 GPUs are about five times the trace's mean demand; no job ever waits.
     assert result.summary()["avg_queue_s"] == 0
@@ -75,7 +85,7 @@ def test_full_philly_on_a_philly_sized_cluster(philly, policy):
 @pytest.mark.parametrize("placement", ["consolidated", "spread"])
 @pytest.mark.parametrize("policy", POLICIES)
 def test_a_busy_week_on_a_small_cluster(philly, policy, placement):
-    week = philly.window(parse_time("2017-10-01"), parse_time("2017-10-08"))
+    week = for_policy(philly.window(parse_time("2017-10-01"), parse_time("2017-10-08")), policy)
     config = SimConfig(policy=policy, placement=placement, lease_s=600, starvation_factor=2.0)
     result = simulate(week, Cluster.homogeneous(128, 8), config, record_segments=True)
     check_invariants(result)

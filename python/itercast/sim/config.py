@@ -10,7 +10,8 @@ from typing import Iterable
 
 from itercast.sim.errors import SimConfigError
 
-POLICIES = ("fifo", "sjf", "srtf", "las", "tiresias", "qssf")
+POLICIES = ("fifo", "sjf", "srtf", "las", "tiresias", "qssf", "edf", "lst")
+DEADLINE_POLICIES = ("edf", "lst")  # rank by the workload's deadlines
 PREEMPTIVE_POLICIES = ("srtf", "las", "tiresias")
 PLACEMENTS = ("consolidated", "spread")
 ESTIMATE_MODES = ("oracle", "supplied", "noisy")

@@ -12,7 +12,7 @@ import numpy as np
 
 from itercast import _native
 from itercast.sim.cluster import Cluster
-from itercast.sim.config import SimConfig
+from itercast.sim.config import DEADLINE_POLICIES, SimConfig
 from itercast.sim.errors import SimConfigError, UnschedulableJobError, WorkloadError
 from itercast.sim.estimates import duration_estimates
 from itercast.sim.metrics import SimResult
@@ -37,6 +37,7 @@ class Simulation:
         durations = _durations_by_pool(workload, cluster)
         _check_fits(workload, cluster, durations)
         self.estimates = duration_estimates(workload, self.config)
+        _check_deadlines(self.config, workload)
         try:
             self._native = _native.Simulator(
                 pools=[(pool.nodes, pool.gpus_per_node) for pool in cluster.pools],
@@ -48,6 +49,7 @@ class Simulation:
                 config=_native_config(self.config),
                 start_time=np.nan if start_time is None else float(start_time),
                 record_segments=record_segments,
+                deadline=np.empty(0) if workload.deadlines is None else workload.deadlines.astype(np.float64),
             )
         except ValueError as error:
             raise _named_job_error(error, workload) from None
@@ -106,6 +108,7 @@ class Simulation:
         changed = [name for name in _ESTIMATE_FIELDS if getattr(config, name) != getattr(self.config, name)]
         if changed:
             raise SimConfigError(f"{', '.join(changed)} cannot change during a simulation")
+        _check_deadlines(config, self.workload)
         self.config = config
         self._native.set_config(_native_config(config))
 
@@ -125,6 +128,12 @@ def simulate(workload: Workload, cluster: Cluster, config: Optional[SimConfig] =
     simulation = Simulation(workload, cluster, config, **options)
     simulation.run()
     return simulation.result()
+
+
+def _check_deadlines(config: SimConfig, workload: Workload) -> None:
+    if config.policy in DEADLINE_POLICIES and workload.deadlines is None:
+        raise SimConfigError(f"policy {config.policy} ranks jobs by deadline, and {workload.source} "
+                             "gives none (a deadline column)")
 
 
 def _native_config(config: SimConfig):

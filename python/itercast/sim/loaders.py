@@ -4,7 +4,8 @@ Rows that cannot be a job (negative or zero duration, zero GPUs, unparsable
 fields) are kept out of the workload and listed in ``Workload.bad_rows`` with
 their line numbers; ``strict=True`` turns the first one into an error.
 Any format may carry an optional ``estimated_duration`` column (seconds), the
-per-job estimate the ``estimate=supplied`` mode uses.
+per-job estimate the ``estimate=supplied`` mode uses, and a ``deadline``
+column (same clock as the submit time) that EDF and LST rank by.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from itercast.sim.errors import WorkloadError
 from itercast.sim.workload import BadRow, Workload
 
 ESTIMATE_COLUMN = "estimated_duration"
+DEADLINE_COLUMN = "deadline"  # absolute, on the submit column's clock
 
 
 class _RowError(ValueError):
@@ -35,6 +37,7 @@ class _Job:
     duration: float
     virtual_cluster: str
     estimate: float
+    deadline: float
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,8 @@ def _job(job_id: str, submit: float, gpus: int, duration: float, vc: str, row: d
     if gpus <= 0:
         raise _RowError(f"GPU count must be positive, got {gpus}")
     estimate = _number(row, ESTIMATE_COLUMN) if (row.get(ESTIMATE_COLUMN) or "").strip() else np.nan
-    return _Job(job_id, submit, gpus, duration, vc, estimate)
+    deadline = parse_time(row[DEADLINE_COLUMN]) if (row.get(DEADLINE_COLUMN) or "").strip() else np.nan
+    return _Job(job_id, submit, gpus, duration, vc, estimate, deadline)
 
 
 def _philly(row: dict, line: int) -> _Job:
@@ -160,6 +164,7 @@ def _read_rows(reader: csv.DictReader, spec: _Format, path: Path, strict: bool):
 def _to_workload(jobs: list, bad_rows: list, source: str, has_vc: bool) -> Workload:
     records = [job for job, _ in jobs]
     estimates = np.array([job.estimate for job in records], dtype=np.float64)
+    deadlines = np.array([job.deadline for job in records], dtype=np.float64)
     return Workload(
         job_ids=np.array([job.job_id for job in records], dtype=object),
         submit=np.array([job.submit for job in records], dtype=np.float64),
@@ -168,6 +173,7 @@ def _to_workload(jobs: list, bad_rows: list, source: str, has_vc: bool) -> Workl
         virtual_cluster=np.array([job.virtual_cluster for job in records], dtype=object) if has_vc else None,
         lines=np.array([line for _, line in jobs], dtype=np.int64),
         estimates=estimates if len(records) and not np.isnan(estimates).any() else None,
+        deadlines=deadlines if len(records) and not np.isnan(deadlines).all() else None,
         source=source,
         bad_rows=tuple(bad_rows),
     )

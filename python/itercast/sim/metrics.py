@@ -66,7 +66,20 @@ class SimResult:
             "jobs_per_s": len(self.workload) / self.wall_s if self.wall_s else 0.0,
             "events_per_s": self.events / self.wall_s if self.wall_s else 0.0,
             "by_gpus": self._by_gpus(jct, queue),
+            **self._tardiness(),
         }
+
+    def _tardiness(self) -> dict:
+        """With deadlines: how many finished jobs were late, and lateness (finish - deadline, 0 when on
+        time) averaged over the jobs with a deadline and over the late ones."""
+        deadlines = self.workload.deadlines
+        if deadlines is None:
+            return {}
+        counted = self.finished & ~np.isnan(deadlines)
+        lateness = np.maximum(0.0, self.finish[counted] - deadlines[counted])
+        late = lateness > 0
+        return {"late_jobs": int(late.sum()), "late_fraction": float(late.mean()) if len(late) else 0.0,
+                "mean_lateness_s": _mean(lateness), "mean_lateness_of_late_s": _mean(lateness[late])}
 
     def _by_gpus(self, jct: np.ndarray, queue: np.ndarray) -> dict:
         gpus = self.workload.gpus[self.finished]

@@ -26,8 +26,8 @@ LIVE_COLUMNS = (
 # every part has it.
 _FILL = {**{name: np.nan for name in LIVE_COLUMNS},
          "attained_gpu_s": 0.0, "done_fraction": 0.0, "running": False, "virtual_cluster": "",
-         "placement": None, "tiresias_queue": 0}
-_JOB_COLUMNS = ("job_ids", "submit", "gpus", "virtual_cluster", "lines", "estimates", "placement",
+         "placement": None, "tiresias_queue": 0, "deadlines": np.nan}
+_JOB_COLUMNS = ("job_ids", "submit", "gpus", "virtual_cluster", "lines", "estimates", "deadlines", "placement",
                 "tiresias_queue", *LIVE_COLUMNS)
 
 
@@ -88,6 +88,7 @@ class Workload:
     virtual_cluster: Optional[np.ndarray] = None
     lines: Optional[np.ndarray] = None
     estimates: Optional[np.ndarray] = None
+    deadlines: Optional[np.ndarray] = None       # absolute time each job should finish by (NaN: none); EDF, LST
     attained_gpu_s: Optional[np.ndarray] = None
     done_fraction: Optional[np.ndarray] = None
     remaining_s: Optional[np.ndarray] = None     # work left on the fastest type; wins over done_fraction
