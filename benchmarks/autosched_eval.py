@@ -30,7 +30,7 @@ import logging
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
@@ -143,15 +143,17 @@ def main(argv=None) -> int:
     tasks = [(path, int(gpus), week, settings, args.hindsight_trials)
              for gpus in args.sizes.split(",") for week in parse_weeks(args.weeks)]
     began = time.perf_counter()
+    rows = []
     with ProcessPoolExecutor(args.jobs) as pool:
-        rows = []
-        for row in pool.map(run_window, tasks):
-            rows.append(row)
+        for done in as_completed([pool.submit(run_window, task) for task in tasks]):
+            row = done.result()
+            rows = sorted(rows + [row], key=lambda each: (each["gpus"], each["week"]))
             print(f"done GPUs {row['gpus']} week {row['week']} after {time.perf_counter() - began:.0f} s",
                   file=sys.stderr)
+            if args.json:  # after every window, so that a long run leaves what it finished
+                Path(args.json).write_text(json.dumps({"settings": dataclasses.asdict(settings), "rows": rows},
+                                                      indent=1))
     print(report(rows))
-    if args.json:
-        Path(args.json).write_text(json.dumps({"settings": dataclasses.asdict(settings), "rows": rows}, indent=1))
     return 0
 
 
