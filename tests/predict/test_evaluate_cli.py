@@ -264,3 +264,27 @@ def test_cached_samples_are_divided_by_their_configurations_current_slowdown(tmp
         assert after.windows.y == pytest.approx(before.windows.y / 2)
         assert after.head_tail_ns == pytest.approx(before.head_tail_ns / 2)
         assert after.profiled_ns == pytest.approx(before.profiled_ns / 2)
+
+
+def test_predictions_csv_holds_every_configuration_once_with_each_models_held_out_prediction(tmp_path, capsys):
+    import csv
+
+    from itercast.predict.evaluate import PREDICTED_PREFIX, PREDICTION_COLUMNS
+
+    path = tmp_path / "predictions.csv"
+    assert main(["evaluate", str(tiny_collection()), "--models", "median,linear", "--folds", "2", "--json",
+                 "--predictions-csv", str(path), *QUICK]) == 0
+    rows = list(csv.DictReader(path.open()))
+    configs = {config.config_id: config for config in Dataset.from_manifest(tiny_collection()).configs}
+    assert sorted(row["config_id"] for row in rows) == sorted(configs)
+    assert list(rows[0])[:len(PREDICTION_COLUMNS)] == list(PREDICTION_COLUMNS)
+    for row in rows:
+        config = configs[row["config_id"]]
+        assert float(row["measured_ms"]) == pytest.approx(config.step_ms, rel=1e-5)
+        assert row["model"] == config.model and int(row["batch_size"]) == config.batch_size
+        assert float(row[PREDICTED_PREFIX + "median"]) > 0 and float(row[PREDICTED_PREFIX + "linear"]) > 0
+    # the file holds the predictions the reported errors were computed from
+    reported = json.loads(capsys.readouterr().out)["models"]
+    for name in ("median", "linear"):
+        errors = [abs(float(row[PREDICTED_PREFIX + name]) / float(row["measured_ms"]) - 1) for row in rows]
+        assert sum(errors) / len(errors) == pytest.approx(reported[name]["step_ms"]["mre"], rel=1e-4)

@@ -10,7 +10,7 @@ from itercast.errors import ItercastError
 
 # Subcommand modules under itercast.cli; each defines register(subparsers),
 # which adds its parser and sets ``run`` (args -> exit code) as a default.
-COMMANDS = ("scan", "ops", "collect", "train", "predict", "evaluate", "watch", "serve", "sim", "autosched", "demo")
+COMMANDS = ("scan", "ops", "collect", "train", "predict", "evaluate", "watch", "serve", "sim", "autosched", "experiment", "demo")
 
 
 def build_parser() -> argparse.ArgumentParser:

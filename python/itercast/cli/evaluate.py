@@ -39,6 +39,10 @@ def register(subparsers) -> None:
                         help="pickle of featurised samples: read when it covers the dataset, else written")
     parser.add_argument("--plot", default=None, metavar="PNG", help="write predicted vs measured")
     parser.add_argument("--families-csv", default=None, metavar="CSV", help="write per-family MRE")
+    parser.add_argument("--predictions-csv", default=None, metavar="CSV",
+                        help="write every tested configuration's measured step time and each model's held-out "
+                             "prediction (with --folds K, every configuration is tested once; input to "
+                             "itercast experiment sched-prediction)")
     parser.add_argument("--also-on", default=None, metavar="DATASET",
                         help="also print the tables scored only on this collection's configurations (e.g. the "
                              "collection before configurations were added), from the same trained models")
@@ -80,6 +84,8 @@ def run(args) -> int:
         result.write_plot(args.plot)
     if args.families_csv:
         result.write_family_csv(args.families_csv)
+    if args.predictions_csv:
+        result.write_predictions_csv(args.predictions_csv, dataset.configs)
     if args.json:
         also = {"also_on": {"dataset": args.also_on, **subset.to_dict()}} if subset else {}
         speed = {"machine_speed": {"exponent": dataset.machine_speed.exponent, "pairs": dataset.machine_speed.pairs,
@@ -108,7 +114,8 @@ def run(args) -> int:
         print(subset.table())
         print()
         print(subset.family_table())
-    for label, path in (("plot", args.plot), ("per-family CSV", args.families_csv)):
+    for label, path in (("plot", args.plot), ("per-family CSV", args.families_csv),
+                        ("predictions CSV", args.predictions_csv)):
         if path:
             print(f"{label}: {path}", file=sys.stderr)
     return 0

@@ -35,6 +35,10 @@ VARIANTS = ("lightgbm-all", "lightgbm-central", "lightgbm-constant")
 NEEDS = {"lightgbm": "lightgbm", "lightgbm-all": "lightgbm", "lightgbm-central": "lightgbm",
          "lightgbm-constant": "lightgbm", "opbased": "lightgbm", "ets": "torch", "linear": "scipy",
          "plot": "matplotlib"}
+# The held-out predictions file (`itercast evaluate --predictions-csv`): these columns, then one
+# `predicted_ms:<model>` column per evaluated model. itercast.sched.jobs reads it.
+PREDICTION_COLUMNS = ("config_id", "model", "line", "family", "hardware", "batch_size", "measured_ms")
+PREDICTED_PREFIX = "predicted_ms:"
 
 
 def require(what: str) -> None:
@@ -317,6 +321,21 @@ class Evaluation:
             writer = csv.DictWriter(handle, fieldnames=["family", "configurations"] + [r.name for r in self.results])
             writer.writeheader()
             writer.writerows(rows)
+
+    def write_predictions_csv(self, path: str | Path, configs) -> None:
+        """One row per tested configuration: what it is (from ``configs``, the dataset's), its measured
+        un-profiled step time and every model's held-out prediction of it."""
+        by_id = {config.config_id: config for config in configs}
+        predicted = {r.name: dict(zip(r.config_ids, r.predicted_ms)) for r in self.results}
+        first = self.results[0]
+        with open(path, "w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(PREDICTION_COLUMNS + tuple(PREDICTED_PREFIX + r.name for r in self.results))
+            for config_id, measured in zip(first.config_ids, first.measured_ms):
+                config = by_id[config_id]
+                writer.writerow([config_id, config.model, config.line, config.family, config.hardware,
+                                 config.batch_size, f"{measured:.6g}"]
+                                + [f"{predicted[r.name][config_id]:.6g}" for r in self.results])
 
     def write_plot(self, path: str | Path) -> None:
         """Predicted vs measured, log-log, one colour per model; left un-profiled, right profiled."""

@@ -1,0 +1,102 @@
+"""itercast experiment: experiments that join the project's halves, one subcommand each."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from itercast.cli.sim import _report_bad_rows, _time_option
+from itercast.errors import ItercastError
+
+PREDICTION_FOLDS = 5  # every configuration predicted once, by models that never saw its architecture
+AUTOSCHED_ESTIMATORS = "oracle,lightgbm,opbased,ets"
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("experiment", help="experiments joining the predictor and the scheduler")
+    experiments = parser.add_subparsers(dest="experiment", required=True)
+    sched = experiments.add_parser(
+        "sched-prediction", help="schedule a workload with each estimator's iteration times",
+        description="Gives each job of a workload a configuration of a collected dataset, estimates its "
+                    "duration with each estimator (oracle, this project's predictor held out by architecture, "
+                    "the baselines, synthetic accuracy levels) and schedules it under SJF, SRTF, QSSF, LST and "
+                    "AutoSched, beside FIFO, LAS, Tiresias and EDF. See docs/sched-prediction.md.")
+    sched.add_argument("--dataset", required=True,
+                       help="a collection directory (its held-out predictions are computed once into "
+                            "DIR/predictions.csv unless --predictions names a file) or a predictions CSV")
+    sched.add_argument("--predictions", metavar="CSV", help="held-out predictions (itercast evaluate --folds K "
+                       "--predictions-csv); default: DIR/predictions.csv, computed when missing")
+    sched.add_argument("--hardware", help="the dataset's hardware target to take iteration times from")
+    sched.add_argument("--workload", required=True, help="a Philly/Helios/Tiresias CSV or a Sia-style workload")
+    sched.add_argument("--gpus", type=int, required=True)
+    sched.add_argument("--gpus-per-node", type=int, required=True)
+    sched.add_argument("--start", help="keep jobs submitted at or after this time (seconds or ISO date)")
+    sched.add_argument("--end", help="keep jobs submitted before this time (seconds or ISO date)")
+    sched.add_argument("--vc", action="append", help="keep this virtual cluster's jobs (repeatable)")
+    sched.add_argument("--seed", type=int, default=0, help="configuration draw, synthetic errors, deadlines")
+    sched.add_argument("--autosched-estimators", default=AUTOSCHED_ESTIMATORS,
+                       help=f"estimators AutoSched runs with (slow: a replay with hourly tuning each; "
+                            f"default {AUTOSCHED_ESTIMATORS}, plus 'none'); '' for no AutoSched")
+    sched.add_argument("--workers", type=int, help="processes per AutoSched re-tune (default: the CPU count)")
+    sched.add_argument("--ets-seconds", type=float, default=120.0,
+                       help="training budget of the ETS reference per fold, when predictions are computed")
+    sched.add_argument("--write-workload", metavar="CSV",
+                       help="write the configured workload (estimated_duration from lightgbm, every estimator "
+                            "as estimated_duration:<name>) for itercast sim / autosched")
+    sched.add_argument("--plot", metavar="PNG", help="average JCT per estimator and policy, relative to oracle")
+    sched.add_argument("--json", action="store_true", help="print one JSON object")
+    sched.set_defaults(run=run_sched_prediction)
+
+
+def iteration_times(args):
+    """The predictions file named, or the dataset's own, computed (and kept) when missing."""
+    from itercast.sched.jobs import IterationTimes
+
+    dataset = Path(args.dataset)
+    path = Path(args.predictions) if args.predictions else (
+        dataset if dataset.is_file() else dataset / "predictions.csv")
+    if not path.exists():
+        if not dataset.is_dir():
+            raise ItercastError(f"{path}: no such predictions file")
+        compute_predictions(dataset, path, args.ets_seconds, args.seed)
+    return IterationTimes.read(path).on(args.hardware)
+
+
+def compute_predictions(dataset: Path, path: Path, ets_seconds: float, seed: int) -> None:
+    from itercast.predict.dataset import Dataset
+    from itercast.predict.evaluate import Settings, evaluate, load_samples
+
+    print(f"computing held-out predictions of {dataset} ({PREDICTION_FOLDS} folds by architecture) "
+          f"into {path}", file=sys.stderr)
+    data = Dataset.from_manifest(dataset)
+    settings = Settings(split="arch", folds=PREDICTION_FOLDS, seed=seed, ets_seconds=ets_seconds)
+    evaluate(load_samples(data), settings).write_predictions_csv(path, data.configs)
+
+
+def run_sched_prediction(args) -> int:
+    from itercast.sched.evaluators import make_evaluator
+    from itercast.sched.experiment import ESTIMATE_POLICIES, plot, run_experiment
+    from itercast.sched.jobs import configure
+    from itercast.sim import Cluster
+
+    times = iteration_times(args)
+    cluster = Cluster.homogeneous(args.gpus, args.gpus_per_node)
+    jobs = configure(args.workload, times, args.seed, start=_time_option("--start", args.start),
+                     end=_time_option("--end", args.end), virtual_clusters=args.vc)
+    _report_bad_rows(jobs.workload)
+    if args.write_workload:
+        jobs.write_csv(args.write_workload, "lightgbm" if "lightgbm" in jobs.estimates else "oracle")
+    chosen = [name.strip() for name in args.autosched_estimators.split(",") if name.strip()]
+    policies = ESTIMATE_POLICIES if chosen else tuple(p for p in ESTIMATE_POLICIES if p != "autosched")
+    experiment = run_experiment(jobs, cluster, policies=policies, autosched_estimators=chosen,
+                                evaluator=make_evaluator(args.workers))
+    if args.plot:
+        plot(experiment, args.plot, title=f"{Path(args.workload).name}, {args.gpus} GPUs")
+    if args.json:
+        print(json.dumps(experiment.to_dict()))
+    else:
+        print(experiment.table())
+        print("MRE of the duration estimates over the jobs: " + ", ".join(
+            f"{name} {errors['jobs']:.1%}" for name, errors in experiment.prediction_mre.items()))
+    return 0

@@ -1,0 +1,306 @@
+"""Jobs with real model configurations: the join between the iteration-time
+predictor and the scheduler.
+
+Each job of a trace is given a configuration of a collected dataset (model,
+batch size, hardware), that configuration's measured iteration time, and the
+iteration times that estimators which never saw its architecture predicted
+for it (`itercast evaluate --folds K --predictions-csv FILE`). A job's work is
+a number of iterations; its duration estimate under an estimator is
+iterations x that estimator's iteration time.
+
+Philly and Helios jobs keep their GPU count and duration (iterations =
+duration / measured iteration time), and draw their configuration uniformly
+at random (seeded) from the dataset. Sia-style jobs (`name, time,
+application, num_replicas, batch_size`) carry no duration: each application
+is mapped to the zoo model closest to it (``SIA_APPLICATIONS``) and given a
+work amount of ``epochs`` passes over its dataset (documented there), at the
+job's global batch size split over its replicas.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from itercast.errors import ItercastError
+from itercast.predict.evaluate import PREDICTED_PREFIX, PREDICTION_COLUMNS
+from itercast.sim.loaders import DEADLINE_COLUMN, ESTIMATE_COLUMN, load_workload
+from itercast.sim.workload import Workload
+
+ORACLE = "oracle"
+# ETS's scheduling study fed SRTF estimates "X% accurate": the true duration
+# times a factor uniform in [X, 2 - X] (REFERENCES.md).
+SYNTHETIC_ACCURACIES = (0.90, 0.75, 0.50, 0.25)
+ESTIMATE_PREFIX = ESTIMATE_COLUMN + ":"  # per-estimator columns of a configured workload CSV
+# A job without a deadline of its own must finish within this many times its duration after its
+# submission (uniform, seeded): tight enough that a queueing cluster makes some jobs late.
+DEADLINE_SLACK = (1.5, 3.0)
+# Columns a configured workload CSV adds to the Helios schema it is written in.
+JOB_COLUMNS = ("config_id", "model", "batch_size", "iterations", "iteration_ms")
+
+
+def synthetic_name(accuracy: float) -> str:
+    return f"{accuracy:.0%} accurate"
+
+
+@dataclass(frozen=True)
+class SiaApplication:
+    """How a Sia application becomes zoo work: its closest zoo model, and the
+    samples it trains on (``epochs`` passes over a dataset of ``samples``)."""
+
+    model: str
+    samples: int
+    epochs: float
+
+
+# Sia's applications and the zoo model each is closest to, with the public
+# dataset sizes they train on. The epoch counts are this project's choice
+# (Sia's files carry no work amount): they keep the applications' usual order
+# of size (CIFAR-10 jobs the small ones, BERT fine-tuning and DeepSpeech2
+# medium, YOLOv3 large, ImageNet the largest) on the zoo's iteration times.
+SIA_APPLICATIONS = {
+    "cifar10": SiaApplication("resnet18", 50_000, 20),         # ResNet-18, CIFAR-10
+    "bert": SiaApplication("bert_medium", 88_641, 8),          # BERT fine-tuning, SQuAD v1.1
+    "deepspeech2": SiaApplication("gru_512x2", 28_539, 40),    # recurrent (GRU) speech model, LibriSpeech-100h
+    "yolov3": SiaApplication("resnet50", 16_551, 60),          # Darknet-53 ~ ResNet-50 depth, PASCAL VOC
+    "imagenet": SiaApplication("resnet50", 1_281_167, 2),      # ResNet-50, ImageNet-1k
+}
+
+
+@dataclass(frozen=True)
+class IterationTimes:
+    """Configurations of a collection with their measured iteration time and
+    each estimator's held-out prediction of it (ms)."""
+
+    config_id: np.ndarray
+    model: np.ndarray
+    line: np.ndarray
+    hardware: np.ndarray
+    batch_size: np.ndarray
+    measured_ms: np.ndarray
+    predicted_ms: dict  # estimator -> array
+    source: str = "<memory>"
+
+    def __len__(self) -> int:
+        return len(self.config_id)
+
+    @property
+    def estimators(self) -> tuple[str, ...]:
+        return tuple(self.predicted_ms)
+
+    @classmethod
+    def read(cls, path) -> "IterationTimes":
+        path = Path(path)
+        with open(path, newline="") as handle:
+            reader = csv.DictReader(handle)
+            header = reader.fieldnames or []
+            missing = [column for column in PREDICTION_COLUMNS if column not in header]
+            if missing:
+                raise ItercastError(f"{path}:1: not a predictions CSV (no column {', '.join(missing)}); "
+                                    "write one with itercast evaluate --folds K --predictions-csv FILE")
+            names = [column[len(PREDICTED_PREFIX):] for column in header if column.startswith(PREDICTED_PREFIX)]
+            rows = list(reader)
+        if not rows:
+            raise ItercastError(f"{path}: no configurations")
+        numbers = {column: _positive_column(rows, column, path)
+                   for column in ["measured_ms", "batch_size"] + [PREDICTED_PREFIX + name for name in names]}
+        text = {column: np.array([row[column] for row in rows], dtype=object)
+                for column in ("config_id", "model", "line", "hardware")}
+        return cls(text["config_id"], text["model"], text["line"], text["hardware"],
+                   numbers["batch_size"].astype(np.int64), numbers["measured_ms"],
+                   {name: numbers[PREDICTED_PREFIX + name] for name in names}, str(path))
+
+    def on(self, hardware: str | None) -> "IterationTimes":
+        """The configurations measured on one hardware target (the only one if None and there is one)."""
+        targets = sorted(set(self.hardware))
+        if hardware is None:
+            if len(targets) > 1:
+                raise ItercastError(f"{self.source}: several hardware targets ({', '.join(targets)}); name one")
+            return self
+        if hardware not in targets:
+            raise ItercastError(f"{self.source}: no configuration on {hardware!r} (has {', '.join(targets)})")
+        keep = self.hardware == hardware
+        return IterationTimes(self.config_id[keep], self.model[keep], self.line[keep], self.hardware[keep],
+                              self.batch_size[keep], self.measured_ms[keep],
+                              {name: values[keep] for name, values in self.predicted_ms.items()}, self.source)
+
+    def mre(self) -> dict[str, float]:
+        """Each estimator's mean relative error of the iteration time over these configurations."""
+        return {name: float(np.mean(np.abs(values / self.measured_ms - 1)))
+                for name, values in self.predicted_ms.items()}
+
+
+def _positive_column(rows: list[dict], column: str, path: Path) -> np.ndarray:
+    values = np.empty(len(rows))
+    for index, row in enumerate(rows):
+        text = row.get(column) or ""
+        try:
+            values[index] = float(text)
+        except ValueError:
+            raise ItercastError(f"{path}:{index + 2}: {column} {text!r} is not a number") from None
+        if not np.isfinite(values[index]) or values[index] <= 0:
+            raise ItercastError(f"{path}:{index + 2}: {column} must be positive, got {text}")
+    return values
+
+
+@dataclass(frozen=True)
+class ConfiguredJobs:
+    """A workload whose jobs run configurations of a dataset, with every estimator's duration estimates."""
+
+    workload: Workload
+    config_index: np.ndarray  # into ``times``
+    iterations: np.ndarray
+    iteration_s: np.ndarray  # measured, at the job's own batch per replica
+    estimates: dict  # estimator -> seconds per job
+    times: IterationTimes
+
+    def with_estimator(self, name: str) -> Workload:
+        """The workload whose supplied estimates are this estimator's."""
+        if name not in self.estimates:
+            raise ItercastError(f"no estimator {name!r}; have {', '.join(self.estimates)}")
+        return replace(self.workload, estimates=self.estimates[name])
+
+    def write_csv(self, path, estimator: str) -> None:
+        """A Helios-schema workload CSV that `itercast sim` and `itercast autosched` read:
+        `estimated_duration` from ``estimator``, every estimator as `estimated_duration:<name>`,
+        and the configuration each job runs."""
+        workload = self.workload
+        times = self.times
+        vcs = workload.virtual_cluster if workload.virtual_cluster is not None else np.full(len(workload), "")
+        with open(path, "w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["job_id", "vc", "gpu_num", "submit_time", "duration", ESTIMATE_COLUMN, DEADLINE_COLUMN,
+                             *JOB_COLUMNS, *(ESTIMATE_PREFIX + name for name in self.estimates)])
+            for i in range(len(workload)):
+                k = self.config_index[i]
+                writer.writerow([workload.job_ids[i], vcs[i], int(workload.gpus[i]), f"{workload.submit[i]:.3f}",
+                                 f"{workload.duration[i]:.3f}", f"{self.estimates[estimator][i]:.3f}",
+                                 f"{workload.deadlines[i]:.3f}",
+                                 times.config_id[k], times.model[k], int(times.batch_size[k]),
+                                 f"{self.iterations[i]:.1f}", f"{1000 * self.iteration_s[i]:.6g}",
+                                 *(f"{values[i]:.3f}" for values in self.estimates.values())])
+
+
+def _estimates(duration: np.ndarray, config_index: np.ndarray, times: IterationTimes, seed: int) -> dict:
+    """Seconds per job under every estimator: oracle, each model of the predictions file (the duration
+    scaled by its predicted / measured iteration time), and ETS's synthetic accuracy levels."""
+    estimates = {ORACLE: duration.copy()}
+    for name, predicted in times.predicted_ms.items():
+        estimates[name] = duration * (predicted / times.measured_ms)[config_index]
+    rng = np.random.default_rng(seed)
+    for accuracy in SYNTHETIC_ACCURACIES:
+        estimates[synthetic_name(accuracy)] = duration * rng.uniform(accuracy, 2 - accuracy, size=len(duration))
+    return estimates
+
+
+def _with_deadlines(workload: Workload, seed: int) -> Workload:
+    """Keeps the workload's deadlines; gives the jobs without one submit + slack x duration."""
+    slack = np.random.default_rng(seed).uniform(*DEADLINE_SLACK, size=len(workload))
+    drawn = workload.submit + slack * workload.duration
+    given = workload.deadlines
+    return replace(workload, deadlines=drawn if given is None else np.where(np.isnan(given), drawn, given))
+
+
+def configure_trace(workload: Workload, times: IterationTimes, seed: int = 0) -> ConfiguredJobs:
+    """Philly/Helios/Tiresias jobs: each keeps its GPU count and duration and runs a configuration
+    drawn uniformly (seeded) from ``times``; iterations = duration / measured iteration time."""
+    rng = np.random.default_rng(seed)
+    config_index = rng.integers(0, len(times), size=len(workload))
+    iteration_s = times.measured_ms[config_index] / 1000
+    duration = workload.duration
+    return ConfiguredJobs(_with_deadlines(workload, seed + 2), config_index, duration / iteration_s, iteration_s,
+                          _estimates(duration, config_index, times, seed + 1), times)
+
+
+def read_sia(path) -> list[dict]:
+    """Rows of a Sia-style workload (`name, time, application, num_replicas, batch_size`), validated."""
+    path = Path(path)
+    with open(path, newline="") as handle:
+        reader = csv.DictReader(handle)
+        needed = ("name", "time", "application", "num_replicas", "batch_size")
+        missing = [column for column in needed if column not in (reader.fieldnames or [])]
+        if missing:
+            raise ItercastError(f"{path}:1: not a Sia workload (no column {', '.join(missing)})")
+        rows = []
+        for row in reader:
+            where = f"{path}:{reader.line_num}"
+            if row["application"] not in SIA_APPLICATIONS:
+                raise ItercastError(f"{where}: unknown application {row['application']!r} "
+                                    f"(known: {', '.join(SIA_APPLICATIONS)})")
+            try:
+                parsed = {"name": row["name"], "time": float(row["time"]), "application": row["application"],
+                          "replicas": int(row["num_replicas"]), "batch_size": int(row["batch_size"])}
+            except ValueError as error:
+                raise ItercastError(f"{where}: {error}") from None
+            if parsed["replicas"] <= 0 or parsed["batch_size"] <= 0:
+                raise ItercastError(f"{where}: num_replicas and batch_size must be positive")
+            rows.append(parsed)
+    if not rows:
+        raise ItercastError(f"{path}: no jobs")
+    return rows
+
+
+def _closest_config(times: IterationTimes, model: str, batch_per_replica: float) -> int:
+    """The configuration of ``model`` whose batch size is closest (in log) to the replica's batch,
+    preferring the larger input when several share that batch size."""
+    candidates = np.flatnonzero(times.model == model)
+    if len(candidates) == 0:
+        raise ItercastError(f"{times.source}: no configuration of zoo model {model!r}, which a Sia application "
+                            "maps to; collect it (itercast collect --models ...)")
+    distance = np.abs(np.log(times.batch_size[candidates] / batch_per_replica))
+    best = candidates[distance == distance.min()]
+    return int(best[np.argmax(times.measured_ms[best])])
+
+
+def configure_sia(path, times: IterationTimes, seed: int = 0) -> ConfiguredJobs:
+    """A Sia-style workload as jobs: each application's closest zoo model at the configuration whose
+    batch is nearest the per-replica batch, its iteration time scaled linearly to that batch, and
+    ``epochs x samples / batch_size`` iterations."""
+    rows = read_sia(path)
+    config_index = np.empty(len(rows), dtype=np.int64)
+    iteration_s = np.empty(len(rows))
+    iterations = np.empty(len(rows))
+    for i, row in enumerate(rows):
+        application = SIA_APPLICATIONS[row["application"]]
+        per_replica = row["batch_size"] / row["replicas"]
+        k = _closest_config(times, application.model, per_replica)
+        config_index[i] = k
+        iteration_s[i] = times.measured_ms[k] / 1000 * per_replica / times.batch_size[k]
+        iterations[i] = application.epochs * application.samples / row["batch_size"]
+    duration = iterations * iteration_s
+    workload = Workload(
+        job_ids=np.array([row["name"] for row in rows], dtype=object),
+        submit=np.array([row["time"] for row in rows]),
+        gpus=np.array([row["replicas"] for row in rows], dtype=np.int64),
+        durations=duration.reshape(-1, 1),
+        virtual_cluster=np.array([row["application"] for row in rows], dtype=object),
+        lines=np.arange(2, len(rows) + 2), source=str(path))
+    return ConfiguredJobs(_with_deadlines(workload, seed + 2), config_index, iterations, iteration_s,
+                          _estimates(duration, config_index, times, seed + 1), times)
+
+
+def is_sia(path) -> bool:
+    with open(path, newline="") as handle:
+        header = next(csv.reader(handle), [])
+    return "application" in header and "num_replicas" in header
+
+
+def configure(path, times: IterationTimes, seed: int = 0, start: float | None = None, end: float | None = None,
+              virtual_clusters=None) -> ConfiguredJobs:
+    """Any workload file: Sia-style by its header, else a trace read by ``load_workload``, kept to
+    jobs submitted in [start, end) of the given virtual clusters."""
+    if is_sia(path):
+        if virtual_clusters or start is not None or end is not None:
+            raise ItercastError(f"{path}: a Sia workload is taken whole (no time window or virtual clusters)")
+        return configure_sia(path, times, seed)
+    workload = load_workload(path, start=start, end=end)
+    if virtual_clusters:
+        if workload.virtual_cluster is None:
+            raise ItercastError(f"{path}: virtual clusters named, but the workload has none")
+        workload = workload.subset(np.isin(workload.virtual_cluster, list(virtual_clusters)))
+        if len(workload) == 0:
+            raise ItercastError(f"{path}: no job in virtual cluster(s) {', '.join(virtual_clusters)}")
+    return configure_trace(workload, times, seed)

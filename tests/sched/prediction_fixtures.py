@@ -1,0 +1,35 @@
+"""A small predictions CSV (as `itercast evaluate --predictions-csv` writes) and a Sia-style workload."""
+
+import csv
+
+from itercast.predict.evaluate import PREDICTED_PREFIX, PREDICTION_COLUMNS
+
+# (model, batch size, measured ms, predicted ms per estimator)
+CONFIGS = [
+    ("resnet18", 8, 40.0, {"lightgbm": 44.0, "opbased": 30.0}),
+    ("resnet18", 32, 120.0, {"lightgbm": 114.0, "opbased": 150.0}),
+    ("resnet50", 32, 400.0, {"lightgbm": 380.0, "opbased": 300.0}),
+    ("bert_medium", 8, 90.0, {"lightgbm": 99.0, "opbased": 60.0}),
+    ("gru_512x2", 32, 70.0, {"lightgbm": 63.0, "opbased": 100.0}),
+]
+
+
+def write_predictions(path, configs=CONFIGS, hardware="cpu"):
+    names = list(configs[0][3])
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(PREDICTION_COLUMNS + tuple(PREDICTED_PREFIX + name for name in names))
+        for model, batch, measured, predicted in configs:
+            writer.writerow([f"{model}-b{batch}", model, model, "cnn", hardware, batch, measured,
+                             *(predicted[name] for name in names)])
+    return path
+
+
+def write_sia(path, rows):
+    """rows: (time, application, replicas, global batch)."""
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["name", "time", "application", "num_replicas", "batch_size"])
+        for i, (time, application, replicas, batch) in enumerate(rows):
+            writer.writerow([f"{application}-{i}", time, application, replicas, batch])
+    return path

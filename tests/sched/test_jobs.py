@@ -1,0 +1,103 @@
+"""Jobs with real configurations: predictions file -> per-job iterations and duration estimates."""
+
+import numpy as np
+import pytest
+
+from itercast.errors import ItercastError
+from itercast.sched.jobs import (
+    ORACLE, SIA_APPLICATIONS, SYNTHETIC_ACCURACIES, IterationTimes, configure, configure_sia, configure_trace,
+    synthetic_name,
+)
+from itercast.sim import load_workload
+from prediction_fixtures import CONFIGS, write_predictions, write_sia
+
+
+@pytest.fixture
+def times(tmp_path):
+    return IterationTimes.read(write_predictions(tmp_path / "predictions.csv"))
+
+
+def test_reads_measured_and_every_estimators_iteration_times(times):
+    assert len(times) == len(CONFIGS) and times.estimators == ("lightgbm", "opbased")
+    assert times.measured_ms.tolist() == [c[2] for c in CONFIGS]
+    assert times.mre()["lightgbm"] == pytest.approx(np.mean([0.1, 0.05, 0.05, 0.1, 0.1]))
+
+
+@pytest.mark.parametrize("text, message", [
+    ("config_id,model\nx,y\n", "not a predictions CSV"),
+    (None, ":3: measured_ms must be positive"),
+])
+def test_bad_predictions_files_are_named_with_the_line(tmp_path, text, message):
+    path = tmp_path / "bad.csv"
+    if text is None:
+        write_predictions(path)
+        lines = path.read_text().splitlines()
+        lines[2] = lines[2].replace(",120.0,", ",0,")
+        path.write_text("\n".join(lines) + "\n")
+    else:
+        path.write_text(text)
+    with pytest.raises(ItercastError, match=message):
+        IterationTimes.read(path)
+
+
+def test_several_hardware_targets_must_be_chosen_between(tmp_path):
+    write_predictions(tmp_path / "a.csv")
+    lines = (tmp_path / "a.csv").read_text().splitlines()
+    lines.append(lines[1].replace("resnet18-b8", "resnet18-b8-gpu").replace(",cpu,", ",gpu,"))
+    (tmp_path / "b.csv").write_text("\n".join(lines) + "\n")
+    times = IterationTimes.read(tmp_path / "b.csv")
+    with pytest.raises(ItercastError, match="several hardware"):
+        times.on(None)
+    assert len(times.on("gpu")) == 1 and len(times.on("cpu")) == len(CONFIGS)
+
+
+def test_trace_jobs_keep_their_duration_and_get_estimates_scaled_by_the_predicted_iteration_time(
+        times, make_workload):
+    workload = make_workload(np.arange(200.0), 1, np.linspace(100, 5000, 200))
+    jobs = configure_trace(workload, times, seed=4)
+    assert np.array_equal(jobs.workload.duration, workload.duration)
+    k = jobs.config_index
+    assert len(set(k)) == len(CONFIGS)  # every configuration drawn
+    assert np.allclose(jobs.iterations * times.measured_ms[k] / 1000, workload.duration)
+    assert np.array_equal(jobs.estimates[ORACLE], workload.duration)
+    ratio = times.predicted_ms["opbased"][k] / times.measured_ms[k]
+    assert np.allclose(jobs.estimates["opbased"], workload.duration * ratio)
+    for accuracy in SYNTHETIC_ACCURACIES:
+        factor = jobs.estimates[synthetic_name(accuracy)] / workload.duration
+        assert factor.min() >= accuracy and factor.max() <= 2 - accuracy
+    slack = (jobs.workload.deadlines - workload.submit) / workload.duration
+    assert slack.min() >= 1.5 and slack.max() <= 3.0
+    again = configure_trace(workload, times, seed=4)
+    assert np.array_equal(again.config_index, k) and np.array_equal(again.workload.deadlines, jobs.workload.deadlines)
+
+
+def test_sia_jobs_run_their_applications_closest_zoo_model(tmp_path, times):
+    path = write_sia(tmp_path / "sia.csv", [(0, "cifar10", 4, 128), (10, "imagenet", 8, 256), (20, "cifar10", 1, 8)])
+    jobs = configure_sia(path, times)
+    assert list(times.config_id[jobs.config_index]) == ["resnet18-b32", "resnet50-b32", "resnet18-b8"]
+    assert jobs.workload.gpus.tolist() == [4, 8, 1] and jobs.workload.submit.tolist() == [0, 10, 20]
+    cifar = SIA_APPLICATIONS["cifar10"]
+    assert jobs.iterations[0] == pytest.approx(cifar.epochs * cifar.samples / 128)
+    # 32 samples per replica at the batch-32 configuration's 120 ms
+    assert jobs.workload.duration[0] == pytest.approx(jobs.iterations[0] * 0.120)
+    assert jobs.workload.duration[2] == pytest.approx(cifar.epochs * cifar.samples / 8 * 0.040)
+
+
+def test_sia_errors_name_the_file_and_line(tmp_path, times):
+    path = write_sia(tmp_path / "sia.csv", [(0, "cifar10", 4, 128), (1, "alexnet", 1, 8)])
+    with pytest.raises(ItercastError, match=r"sia.csv:3: unknown application 'alexnet'"):
+        configure_sia(path, times)
+    few = IterationTimes.read(write_predictions(tmp_path / "few.csv", CONFIGS[:1]))
+    with pytest.raises(ItercastError, match="no configuration of zoo model 'resnet50'"):
+        configure_sia(write_sia(tmp_path / "b.csv", [(0, "imagenet", 8, 256)]), few)
+
+
+def test_the_written_workload_is_read_back_with_estimates_and_deadlines(tmp_path, times):
+    path = write_sia(tmp_path / "sia.csv", [(0, "cifar10", 4, 128), (10, "bert", 2, 32), (30, "deepspeech2", 2, 64)])
+    jobs = configure(path, times)
+    jobs.write_csv(tmp_path / "jobs.csv", "lightgbm")
+    back = load_workload(tmp_path / "jobs.csv")
+    assert np.allclose(back.duration, jobs.workload.duration, rtol=1e-6)
+    assert np.allclose(back.estimates, jobs.estimates["lightgbm"], rtol=1e-6)
+    assert np.allclose(back.deadlines, jobs.workload.deadlines, rtol=1e-6)
+    assert list(back.virtual_cluster) == ["cifar10", "bert", "deepspeech2"]

@@ -1,0 +1,57 @@
+"""itercast experiment sched-prediction end to end on a Sia-style workload."""
+
+import json
+
+import numpy as np
+import pytest
+
+from itercast.cli import main
+from prediction_fixtures import write_predictions, write_sia
+
+
+@pytest.fixture
+def files(tmp_path):
+    rng = np.random.default_rng(0)
+    applications = rng.choice(["cifar10", "cifar10", "bert", "deepspeech2", "imagenet"], 40)
+    rows = [(float(t), app, int(rng.choice([1, 2, 4])), int(rng.choice([64, 128])))
+            for t, app in zip(np.sort(rng.uniform(0, 4 * 3600, 40)), applications)]
+    return write_predictions(tmp_path / "predictions.csv"), write_sia(tmp_path / "sia.csv", rows)
+
+
+def test_json_rows_cover_each_estimator_and_policy(files, tmp_path, capsys):
+    predictions, workload = files
+    plot = tmp_path / "plot.png"
+    code = main(["experiment", "sched-prediction", "--dataset", str(predictions), "--workload", str(workload),
+                 "--gpus", "8", "--gpus-per-node", "4", "--autosched-estimators", "", "--json", "--plot", str(plot)])
+    assert code == 0
+    result = json.loads(capsys.readouterr().out)
+    rows = {(row["estimator"], row["policy"]): row for row in result["rows"]}
+    for estimator in ("oracle", "lightgbm", "opbased", "90% accurate", "25% accurate"):
+        for policy in ("sjf", "srtf", "qssf", "lst"):
+            assert (estimator, policy) in rows
+    for policy in ("fifo", "las", "tiresias", "edf"):
+        assert ("none", policy) in rows
+    assert all(rows[("oracle", policy)]["jct_vs_oracle"] == 1 for policy in ("sjf", "srtf"))
+    assert set(rows[("none", "edf")]["tardiness"]) == {"late_jobs", "late_fraction", "mean_lateness_s"}
+    # the cluster queues: ordering by true durations beats arrival order
+    assert rows[("oracle", "srtf")]["avg_jct_s"] < rows[("none", "fifo")]["avg_jct_s"]
+    assert result["prediction_mre"]["oracle"]["jobs"] == 0
+    assert 0 < result["prediction_mre"]["lightgbm"]["configurations"] < 0.2
+    assert plot.read_bytes().startswith(b"\x89PNG")
+
+
+def test_autosched_runs_with_the_estimators_asked_for(files, capsys):
+    predictions, workload = files
+    code = main(["experiment", "sched-prediction", "--dataset", str(predictions), "--workload", str(workload),
+                 "--gpus", "8", "--gpus-per-node", "4", "--autosched-estimators", "lightgbm", "--workers", "1",
+                 "--json"])
+    assert code == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert {row["estimator"] for row in rows if row["policy"] == "autosched"} == {"lightgbm", "none"}
+
+
+def test_a_missing_predictions_file_is_a_clear_error(tmp_path, files, capsys):
+    _, workload = files
+    code = main(["experiment", "sched-prediction", "--dataset", str(tmp_path / "nope.csv"), "--workload",
+                 str(workload), "--gpus", "8", "--gpus-per-node", "4"])
+    assert code == 2 and "no such predictions file" in capsys.readouterr().err
