@@ -150,18 +150,20 @@ void register_sim(py::module_& m) {
         .def(py::init([](const std::vector<std::pair<int, int>>& pools, const Doubles& submit,
                          const Ints& gpus, const Doubles& duration, const Doubles& estimate,
                          const py::dict& live, const Config& config, double start_time,
-                         bool record_segments, const Doubles& deadline) {
+                         bool record_segments, const Doubles& deadline, const Doubles& preference) {
                  std::vector<sim::PoolSpec> specs;
                  for (const auto& [nodes, per_node] : pools) specs.push_back({nodes, per_node});
                  sim::JobTable table{to_vector(submit), to_vector(gpus), to_vector(duration),
-                                     to_vector(estimate), live_state(live), to_vector(deadline)};
+                                     to_vector(estimate), live_state(live), to_vector(deadline),
+                                     to_vector(preference)};
                  return new Simulator(std::move(specs), std::move(table), config, start_time,
                                       record_segments);
              }),
              py::arg("pools"), py::arg("submit"), py::arg("gpus"), py::arg("duration"),
              py::arg("estimate"), py::arg("live"), py::arg("config"),
              py::arg("start_time") = std::numeric_limits<double>::quiet_NaN(),
-             py::arg("record_segments") = false, py::arg("deadline") = Doubles())
+             py::arg("record_segments") = false, py::arg("deadline") = Doubles(),
+             py::arg("preference") = Doubles())
         .def("run_until", &Simulator::run_until,
              py::arg("until") = std::numeric_limits<double>::infinity(), py::arg("max_events") = 0,
              py::call_guard<py::gil_scoped_release>())

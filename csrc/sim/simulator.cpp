@@ -51,7 +51,8 @@ Simulator::Simulator(std::vector<PoolSpec> pools, JobTable jobs, Config config, 
     const size_t n = jobs_.submit.size();
     if (pools.empty()) throw std::invalid_argument("the cluster has no GPU pools");
     if (jobs_.gpus.size() != n || jobs_.duration.size() != n * pools.size() ||
-        jobs_.estimate.size() != n || (!jobs_.deadline.empty() && jobs_.deadline.size() != n)) {
+        jobs_.estimate.size() != n || (!jobs_.deadline.empty() && jobs_.deadline.size() != n) ||
+        (!jobs_.preference.empty() && jobs_.preference.size() != n * pools.size())) {
         throw std::invalid_argument("job table columns differ in length");
     }
     check_live_columns(jobs_.live, n);
@@ -63,6 +64,7 @@ Simulator::Simulator(std::vector<PoolSpec> pools, JobTable jobs, Config config, 
 
     const int pool_count = static_cast<int>(pools_.size());
     pool_order_.assign(n * pool_count, -1);
+    fastest_pool_.assign(n, -1);
     outcome_.first_start.assign(n, kNaN);
     outcome_.finish.assign(n, kNaN);
     outcome_.preemptions.assign(n, 0);
@@ -76,8 +78,14 @@ Simulator::Simulator(std::vector<PoolSpec> pools, JobTable jobs, Config config, 
         for (int pool = 0; pool < pool_count; ++pool) {
             if (std::isfinite(duration_on(job, pool))) order[usable++] = pool;
         }
-        std::stable_sort(order, order + usable,
-                         [&](int a, int b) { return duration_on(job, a) < duration_on(job, b); });
+        // ties keep the cluster's pool order
+        const double* rank = jobs_.preference.empty()
+                                 ? &jobs_.duration[static_cast<size_t>(job) * pool_count]
+                                 : &jobs_.preference[static_cast<size_t>(job) * pool_count];
+        std::stable_sort(order, order + usable, [&](int a, int b) { return rank[a] < rank[b]; });
+        fastest_pool_[job] = *std::min_element(order, order + usable, [&](int a, int b) {
+            return duration_on(job, a) < duration_on(job, b) || (duration_on(job, a) == duration_on(job, b) && a < b);
+        });
     }
 
     arrival_order_.resize(n);
@@ -98,7 +106,7 @@ void Simulator::restore(int job) {
     const LiveState& live = jobs_.live;
     JobState& st = state_[job];
     const double done = live_or(live.done_fraction, job, 0.0);
-    st.remaining_pool = pools_by_speed(job)[0];
+    st.remaining_pool = fastest_pool_[job];
     st.remaining_s = live_or(live.remaining_s, job, (1.0 - done) * duration_on(job, st.remaining_pool));
     st.attained_gpu_s = live_or(live.attained_gpu_s, job, 0.0);
     st.service_since_promotion = live_or(live.service_since_promotion, job, st.attained_gpu_s);
@@ -287,7 +295,7 @@ Simulator::Plan Simulator::plan_preemptions(double time) const {
     auto pending = pending_.begin();
     for (const Key& candidate : candidates) {
         for (; pending != pending_.end() && *pending < candidate && budget_left > 0 && !blocked; ++pending) {
-            const int pool = fastest_pool_within(pending->job, budget);
+            const int pool = preferred_pool_within(pending->job, budget);
             if (pool < 0) {
                 blocked = !config_.backfill;
                 continue;
@@ -338,7 +346,7 @@ void Simulator::fill(double time, bool backfill) {
 bool Simulator::try_start(int job, double time) {
     if (jobs_.gpus[job] > total_free_) return false;
     JobState& st = state_[job];
-    const int* order = pools_by_speed(job);
+    const int* order = pools_in_preference(job);
     for (size_t i = 0; i < pools_.size() && order[i] >= 0; ++i) {
         st.slices.clear();
         if (pools_[order[i]].allocate(jobs_.gpus[job], config_.placement, st.slices)) {
@@ -466,7 +474,7 @@ Snapshot Simulator::snapshot(bool include_future) const {
         const int pool = running ? st.pool : st.remaining_pool;
         const double left =
             running ? std::max(0.0, st.remaining_s - std::max(0.0, now_ - st.work_start)) : st.remaining_s;
-        const int fastest = pools_by_speed(job)[0];
+        const int fastest = fastest_pool_[job];
         snap.job.push_back(job);
         live.remaining_s.push_back(pool == fastest ? left
                                                    : left * duration_on(job, fastest) / duration_on(job, pool));
@@ -557,12 +565,12 @@ double Simulator::remaining_on(int job, int pool) const {
     return st.remaining_s * duration_on(job, pool) / duration_on(job, st.remaining_pool);
 }
 
-const int* Simulator::pools_by_speed(int job) const {
+const int* Simulator::pools_in_preference(int job) const {
     return &pool_order_[static_cast<size_t>(job) * pools_.size()];
 }
 
-int Simulator::fastest_pool_within(int job, const std::vector<int>& budget) const {
-    const int* order = pools_by_speed(job);
+int Simulator::preferred_pool_within(int job, const std::vector<int>& budget) const {
+    const int* order = pools_in_preference(job);
     for (size_t i = 0; i < pools_.size() && order[i] >= 0; ++i) {
         if (budget[order[i]] >= jobs_.gpus[job]) return order[i];
     }

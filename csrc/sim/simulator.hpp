@@ -51,6 +51,9 @@ struct JobTable {
     std::vector<double> estimate;  // estimated duration on the fastest pool
     LiveState live;
     std::vector<double> deadline;  // absolute time; empty: no job has one (EDF then orders by submit)
+    // jobs x pools, row-major: the order a job tries GPU types in, smallest first (e.g. its
+    // estimated run time there); empty: its true run times
+    std::vector<double> preference;
 };
 
 // Unfinished jobs at one instant, in job order: enough to start a simulation
@@ -184,8 +187,8 @@ private:
     double remaining_fraction_at(int job, double time) const;
     double duration_on(int job, int pool) const;
     double remaining_on(int job, int pool) const;
-    const int* pools_by_speed(int job) const;
-    int fastest_pool_within(int job, const std::vector<int>& budget) const;
+    const int* pools_in_preference(int job) const;
+    int preferred_pool_within(int job, const std::vector<int>& budget) const;
     int tiresias_queue_of(double service) const;
     void push(double time, int job, EventKind kind);
     void push_running_events(int job);
@@ -200,7 +203,8 @@ private:
     int total_free_ = 0;
 
     std::vector<JobState> state_;
-    std::vector<int> pool_order_;  // per job, pools fastest first, -1 padded
+    std::vector<int> pool_order_;  // per job, pools in the order it tries them (preferred first), -1 padded
+    std::vector<int> fastest_pool_;  // per job, the pool it runs fastest on: work left is counted there
     std::vector<int> arrival_order_;
     double start_time_;
     size_t next_arrival_ = 0;

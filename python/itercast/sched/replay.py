@@ -19,7 +19,7 @@ import numpy as np
 from itercast.sched.estimator import DurationEstimator
 from itercast.sched.tuner import History, Retune
 from itercast.sim.cluster import Cluster
-from itercast.sim.config import SimConfig
+from itercast.sim.config import PER_SIMULATION_FIELDS, SimConfig
 from itercast.sim.engine import Simulation
 from itercast.sim.metrics import SimResult
 from itercast.sim.workload import Workload
@@ -60,9 +60,9 @@ class ReplayResult:
 
 
 def config_dict(config: SimConfig) -> dict:
-    """The scheduling knobs of a configuration (estimate fields are the replay's, not the tuner's)."""
+    """The scheduling knobs of a configuration (the per-simulation fields are the replay's, not the tuner's)."""
     fields = dataclasses.asdict(config)
-    for name in ("estimate", "estimate_error", "estimate_seed"):
+    for name in PER_SIMULATION_FIELDS:
         fields.pop(name)
     fields["queue_limits_gpu_s"] = list(config.queue_thresholds_gpu_s)
     return fields

@@ -15,6 +15,12 @@ DEADLINE_POLICIES = ("edf", "lst")  # rank by the workload's deadlines
 PREEMPTIVE_POLICIES = ("srtf", "las", "tiresias")
 PLACEMENTS = ("consolidated", "spread")
 ESTIMATE_MODES = ("oracle", "supplied", "noisy")
+# Which GPU type a job on a heterogeneous cluster tries first: the one it truly runs fastest on
+# (an oracle), the one its per-type estimates say (the workload's type_estimates), or the
+# cluster's pool order whatever the job (type-blind).
+GPU_TYPE_CHOICES = ("fastest", "estimated", "blind")
+# Fields fixed for a whole simulation (what the jobs are known by), not policy knobs a tuner sets.
+PER_SIMULATION_FIELDS = ("estimate", "estimate_error", "estimate_seed", "gpu_type_choice")
 
 # Tiresias' simulator keeps one list of queue limits and uses its first
 # ``queues - 1`` entries: 2 queues -> 3600 GPU-s, 3 queues -> 3600/7200.
@@ -34,6 +40,7 @@ class SimConfig:
     estimate: str = "oracle"
     estimate_error: float = 0.5
     estimate_seed: int = 0
+    gpu_type_choice: str = "fastest"
 
     def __post_init__(self):
         object.__setattr__(self, "queue_limits_gpu_s", tuple(float(v) for v in self.queue_limits_gpu_s))
@@ -52,6 +59,8 @@ class SimConfig:
                  "queue_limits_gpu_s must be positive and strictly increasing")
         _require(self.starvation_factor >= 0, "starvation_factor must be >= 0 (0 disables promotion)")
         _require(0 <= self.estimate_error < 1, "estimate_error must be in [0, 1)")
+        _require(self.gpu_type_choice in GPU_TYPE_CHOICES,
+                 f"gpu_type_choice must be one of {', '.join(GPU_TYPE_CHOICES)}, not {self.gpu_type_choice!r}")
 
     @property
     def preemptive(self) -> bool:

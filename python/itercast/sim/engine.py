@@ -12,13 +12,12 @@ import numpy as np
 
 from itercast import _native
 from itercast.sim.cluster import Cluster
-from itercast.sim.config import DEADLINE_POLICIES, SimConfig
+from itercast.sim.config import DEADLINE_POLICIES, PER_SIMULATION_FIELDS, SimConfig
 from itercast.sim.errors import SimConfigError, UnschedulableJobError, WorkloadError
 from itercast.sim.estimates import duration_estimates
 from itercast.sim.metrics import SimResult
 from itercast.sim.workload import LIVE_COLUMNS, Workload
 
-_ESTIMATE_FIELDS = ("estimate", "estimate_error", "estimate_seed")
 
 
 class Simulation:
@@ -50,6 +49,7 @@ class Simulation:
                 start_time=np.nan if start_time is None else float(start_time),
                 record_segments=record_segments,
                 deadline=np.empty(0) if workload.deadlines is None else workload.deadlines.astype(np.float64),
+                preference=_type_preference(workload, cluster, self.config, durations),
             )
         except ValueError as error:
             raise _named_job_error(error, workload) from None
@@ -105,7 +105,7 @@ class Simulation:
 
     def set_config(self, config: SimConfig) -> None:
         """Switches policy settings from now on; estimates are fixed at construction."""
-        changed = [name for name in _ESTIMATE_FIELDS if getattr(config, name) != getattr(self.config, name)]
+        changed = [name for name in PER_SIMULATION_FIELDS if getattr(config, name) != getattr(self.config, name)]
         if changed:
             raise SimConfigError(f"{', '.join(changed)} cannot change during a simulation")
         _check_deadlines(config, self.workload)
@@ -128,6 +128,19 @@ def simulate(workload: Workload, cluster: Cluster, config: Optional[SimConfig] =
     simulation = Simulation(workload, cluster, config, **options)
     simulation.run()
     return simulation.result()
+
+
+def _type_preference(workload: Workload, cluster: Cluster, config: SimConfig, durations: np.ndarray) -> np.ndarray:
+    """Jobs x pools, the order each job tries GPU types in (empty: by its true run times)."""
+    if config.gpu_type_choice == "fastest":
+        return np.empty(0)
+    if config.gpu_type_choice == "blind":
+        return np.zeros_like(durations)
+    if workload.type_estimates is None:
+        raise SimConfigError(f"gpu_type_choice=estimated, but {workload.source} has no per-type estimates "
+                             "(type_estimates)")
+    per_type = Workload(workload.job_ids, workload.submit, workload.gpus, workload.type_estimates, workload.gpu_types)
+    return _durations_by_pool(per_type, cluster)
 
 
 def _check_deadlines(config: SimConfig, workload: Workload) -> None:

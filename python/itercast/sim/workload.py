@@ -27,8 +27,9 @@ LIVE_COLUMNS = (
 _FILL = {**{name: np.nan for name in LIVE_COLUMNS},
          "attained_gpu_s": 0.0, "done_fraction": 0.0, "running": False, "virtual_cluster": "",
          "placement": None, "tiresias_queue": 0, "deadlines": np.nan}
+_PER_TYPE_COLUMNS = ("type_estimates",)  # jobs x GPU types, like durations
 _JOB_COLUMNS = ("job_ids", "submit", "gpus", "virtual_cluster", "lines", "estimates", "deadlines", "placement",
-                "tiresias_queue", *LIVE_COLUMNS)
+                "tiresias_queue", *LIVE_COLUMNS, "type_estimates")
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,18 @@ def _filled(values: Optional[np.ndarray], n: int, fill) -> np.ndarray:
     return np.full(n, fill)
 
 
+def _per_type_rows(parts, name: str, gpu_types: tuple[str, ...]) -> np.ndarray:
+    """A jobs x GPU-types column of several workloads stacked, each part's types put in their
+    place among ``gpu_types`` (inf where a part has no figure for a type)."""
+    stacked = np.full((sum(len(part) for part in parts), len(gpu_types)), np.inf)
+    row = 0
+    for part in parts:
+        for column, gpu in enumerate(part.gpu_types):
+            stacked[row:row + len(part), gpu_types.index(gpu)] = getattr(part, name)[:, column]
+        row += len(part)
+    return stacked
+
+
 def _per_type(value: PerType) -> dict[str, float]:
     return dict(value) if isinstance(value, Mapping) else {DEFAULT_GPU_TYPE: float(value)}
 
@@ -89,6 +102,7 @@ class Workload:
     lines: Optional[np.ndarray] = None
     estimates: Optional[np.ndarray] = None
     deadlines: Optional[np.ndarray] = None       # absolute time each job should finish by (NaN: none); EDF, LST
+    type_estimates: Optional[np.ndarray] = None  # jobs x GPU types, estimated run times (gpu_type_choice=estimated)
     attained_gpu_s: Optional[np.ndarray] = None
     done_fraction: Optional[np.ndarray] = None
     remaining_s: Optional[np.ndarray] = None     # work left on the fastest type; wins over done_fraction
@@ -109,6 +123,9 @@ class Workload:
         n = len(self.submit)
         if self.durations.shape != (n, len(self.gpu_types)):
             raise WorkloadError(f"durations has shape {self.durations.shape}, expected {(n, len(self.gpu_types))}")
+        if self.type_estimates is not None and self.type_estimates.shape != self.durations.shape:
+            raise WorkloadError(f"type_estimates has shape {self.type_estimates.shape}, "
+                                f"expected {self.durations.shape} (jobs x GPU types)")
         for name in _JOB_COLUMNS:
             column = getattr(self, name)
             if column is not None and len(column) != n:
@@ -164,21 +181,18 @@ class Workload:
         if not parts:
             raise WorkloadError("nothing to concatenate")
         gpu_types = tuple(dict.fromkeys(gpu for part in parts for gpu in part.gpu_types))
-        durations = np.full((sum(len(part) for part in parts), len(gpu_types)), np.inf)
-        row = 0
-        for part in parts:
-            for column, gpu in enumerate(part.gpu_types):
-                durations[row:row + len(part), gpu_types.index(gpu)] = part.durations[:, column]
-            row += len(part)
-        columns = {}
+        columns = {"durations": _per_type_rows(parts, "durations", gpu_types)}
         for name in _JOB_COLUMNS:
             values = [getattr(part, name) for part in parts]
             missing = [value is None for value in values]
             if all(missing) or (any(missing) and name not in _FILL):
                 continue
+            if name in _PER_TYPE_COLUMNS:
+                columns[name] = _per_type_rows(parts, name, gpu_types)
+                continue
             columns[name] = np.concatenate([_filled(value, len(part), _FILL.get(name))
                                             for value, part in zip(values, parts)])
-        return cls(durations=durations, gpu_types=gpu_types, source=source or parts[0].source, **columns)
+        return cls(gpu_types=gpu_types, source=source or parts[0].source, **columns)
 
     @classmethod
     def from_jobs(cls, jobs: Iterable[JobSpec], source: str = "<memory>") -> "Workload":
