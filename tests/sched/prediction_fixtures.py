@@ -3,6 +3,7 @@
 import csv
 
 from itercast.predict.evaluate import PREDICTED_PREFIX, PREDICTION_COLUMNS
+from itercast.sched.jobs import IterationTimes
 
 # (model, batch size, measured ms, predicted ms per estimator)
 CONFIGS = [
@@ -33,3 +34,19 @@ def write_sia(path, rows):
         for i, (time, application, replicas, batch) in enumerate(rows):
             writer.writerow([f"{application}-{i}", time, application, replicas, batch])
     return path
+
+
+def two_targets(tmp_path):
+    """The fixture's work on "cpu" and, three times slower, on "slow"; "slow" lacks resnet50."""
+    path = write_predictions(tmp_path / "a.csv")
+    lines = path.read_text().splitlines()
+    for line in lines[1:]:
+        fields = line.split(",")
+        if fields[1] == "resnet50":
+            continue
+        fields[0] = fields[0].replace("-cpu-t1", "-cpu-t2")
+        fields[4] = "slow"
+        fields[6:] = [str(3 * float(v)) for v in fields[6:]]
+        lines.append(",".join(fields))
+    path.write_text("\n".join(lines) + "\n")
+    return IterationTimes.read(path)

@@ -9,7 +9,7 @@ from itercast.sched.jobs import (
     synthetic_name,
 )
 from itercast.sim import load_workload
-from prediction_fixtures import CONFIGS, write_predictions, write_sia
+from prediction_fixtures import CONFIGS, two_targets, write_predictions, write_sia
 
 
 @pytest.fixture
@@ -47,8 +47,10 @@ def test_several_hardware_targets_must_be_chosen_between(tmp_path):
     (tmp_path / "b.csv").write_text("\n".join(lines) + "\n")
     times = IterationTimes.read(tmp_path / "b.csv")
     with pytest.raises(ItercastError, match="several hardware"):
-        times.on(None)
+        times.aligned(None)
     assert len(times.on("gpu")) == 1 and len(times.on("cpu")) == len(CONFIGS)
+    with pytest.raises(ItercastError, match="no hardware target matches 'tpu'"):
+        times.on("tpu")
 
 
 def test_trace_jobs_keep_their_duration_and_get_estimates_scaled_by_the_predicted_iteration_time(
@@ -59,11 +61,12 @@ def test_trace_jobs_keep_their_duration_and_get_estimates_scaled_by_the_predicte
     k = jobs.config_index
     assert len(set(k)) == len(CONFIGS)  # every configuration drawn
     assert np.allclose(jobs.iterations * times.measured_ms[k] / 1000, workload.duration)
-    assert np.array_equal(jobs.estimates[ORACLE], workload.duration)
+    assert np.allclose(jobs.estimates[ORACLE][:, 0], workload.duration)
     ratio = times.predicted_ms["opbased"][k] / times.measured_ms[k]
-    assert np.allclose(jobs.estimates["opbased"], workload.duration * ratio)
+    assert np.allclose(jobs.with_estimator("opbased").estimates, workload.duration * ratio)
+    assert jobs.with_estimator("opbased").type_estimates is None  # one GPU type
     for accuracy in SYNTHETIC_ACCURACIES:
-        factor = jobs.estimates[synthetic_name(accuracy)] / workload.duration
+        factor = jobs.estimates[synthetic_name(accuracy)][:, 0] / workload.duration
         assert factor.min() >= accuracy and factor.max() <= 2 - accuracy
     slack = (jobs.workload.deadlines - workload.submit) / workload.duration
     assert slack.min() >= 1.5 and slack.max() <= 3.0
@@ -98,6 +101,20 @@ def test_the_written_workload_is_read_back_with_estimates_and_deadlines(tmp_path
     jobs.write_csv(tmp_path / "jobs.csv", "lightgbm")
     back = load_workload(tmp_path / "jobs.csv")
     assert np.allclose(back.duration, jobs.workload.duration, rtol=1e-6)
-    assert np.allclose(back.estimates, jobs.estimates["lightgbm"], rtol=1e-6)
+    assert np.allclose(back.estimates, jobs.with_estimator("lightgbm").estimates, rtol=1e-6)
     assert np.allclose(back.deadlines, jobs.workload.deadlines, rtol=1e-6)
     assert list(back.virtual_cluster) == ["cifar10", "bert", "deepspeech2"]
+
+
+def test_several_targets_become_gpu_types_with_per_type_durations_and_estimates(tmp_path, make_workload):
+    times = two_targets(tmp_path)
+    workload = make_workload(np.arange(100.0), 1, np.linspace(100, 5000, 100))
+    jobs = configure_trace(workload, times, seed=1, hardware=["cpu", "slow"])
+    assert jobs.workload.gpu_types == ("cpu", "slow")
+    assert set(jobs.times.model[jobs.config_index]) == {"resnet18", "bert_medium", "gru_512x2"}  # on both
+    assert np.allclose(jobs.workload.durations[:, 0], workload.duration)
+    assert np.allclose(jobs.workload.durations[:, 1], 3 * workload.duration)
+    supplied = jobs.with_estimator("lightgbm")
+    assert supplied.type_estimates.shape == (100, 2)
+    assert np.allclose(supplied.type_estimates[:, 1], 3 * supplied.type_estimates[:, 0])
+    assert np.allclose(supplied.estimates, supplied.type_estimates.min(axis=1))

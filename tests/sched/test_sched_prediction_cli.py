@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from itercast.cli import main
-from prediction_fixtures import write_predictions, write_sia
+from prediction_fixtures import two_targets, write_predictions, write_sia
 
 
 @pytest.fixture
@@ -55,3 +55,22 @@ def test_a_missing_predictions_file_is_a_clear_error(tmp_path, files, capsys):
     code = main(["experiment", "sched-prediction", "--dataset", str(tmp_path / "nope.csv"), "--workload",
                  str(workload), "--gpus", "8", "--gpus-per-node", "4"])
     assert code == 2 and "no such predictions file" in capsys.readouterr().err
+
+
+def test_several_hardware_targets_compare_placement_by_estimates_with_type_blind(tmp_path, capsys):
+    two_targets(tmp_path)  # writes tmp_path / "a.csv": the fixture on "cpu" and 3x slower on "slow"
+    rng = np.random.default_rng(1)
+    rows = [(float(t), str(app), 1, 32) for t, app in
+            zip(np.sort(rng.uniform(0, 3600, 60)), rng.choice(["cifar10", "bert", "deepspeech2"], 60))]
+    workload = write_sia(tmp_path / "sia.csv", rows)
+    code = main(["experiment", "sched-prediction", "--dataset", str(tmp_path / "a.csv"), "--workload",
+                 str(workload), "--hardware", "cpu,slow", "--gpus", "8", "--gpus-per-node", "4",
+                 "--autosched-estimators", "", "--json"])
+    assert code == 0
+    result = {(row["estimator"], row["policy"], row["gpu_type_choice"]): row
+              for row in json.loads(capsys.readouterr().out)["rows"]}
+    oracle_placed, oracle_blind = result[("oracle", "srtf", "estimated")], result[("oracle", "srtf", "blind")]
+    # a type three times slower: placing by the estimates beats ignoring them
+    assert oracle_placed["avg_jct_s"] < oracle_blind["avg_jct_s"]
+    assert ("lightgbm", "srtf", "blind") in result and ("none", "fifo", "blind") in result
+    assert ("lightgbm", "sjf", "blind") not in result

@@ -22,11 +22,20 @@ def one_job(estimates):
     ("fastest", {"slow": 1.0, "fast": 9.0}, 100.0),    # true run times, estimates ignored
     ("estimated", {"slow": 1.0, "fast": 9.0}, 300.0),  # a wrong estimate sends it to the slow type
     ("estimated", {"slow": 9.0, "fast": 1.0}, 100.0),
-    ("blind", {"slow": 9.0, "fast": 1.0}, 300.0),      # the cluster's first pool
 ])
 def test_the_job_starts_on_the_type_its_choice_names(choice, estimates, finish):
     result = simulate(one_job(estimates), CLUSTER, SimConfig(gpu_type_choice=choice))
     assert result.finish[0] == finish
+
+
+def test_a_type_blind_choice_ignores_speed_and_spreads_jobs_over_the_types():
+    specs = [JobSpec(f"job-{i}", submit_s=0, gpus=1, duration_s={"slow": 300.0, "fast": 100.0}) for i in range(40)]
+    jobs = Workload.from_jobs(specs)
+    roomy = Cluster((GpuPool("slow", 5, 8), GpuPool("fast", 5, 8)))
+    finish = simulate(jobs, roomy, SimConfig(gpu_type_choice="blind")).finish
+    assert 10 < (finish == 300.0).sum() < 30 and (finish == 100.0).sum() + (finish == 300.0).sum() == 40
+    assert np.array_equal(finish, simulate(jobs, roomy, SimConfig(gpu_type_choice="blind")).finish)
+    assert (simulate(jobs, roomy, SimConfig()).finish == 100.0).all()
 
 
 def test_estimated_choice_needs_per_type_estimates():
@@ -74,3 +83,10 @@ def test_concat_puts_each_parts_type_estimates_under_its_types():
     joined = Workload.concat([b, a])
     assert joined.gpu_types == ("fast", "slow")
     assert joined.type_estimates.tolist() == [[40.0, np.inf], [1.0, 3.0]]
+
+
+def test_concat_places_a_part_without_type_estimates_by_its_durations():
+    a = one_job({"slow": 3.0, "fast": 1.0})
+    b = Workload.from_jobs([JobSpec("y", submit_s=0, gpus=1, duration_s={"slow": 70.0, "fast": 50.0})])
+    joined = Workload.concat([a, b])
+    assert joined.type_estimates.tolist() == [[3.0, 1.0], [70.0, 50.0]]

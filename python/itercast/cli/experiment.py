@@ -27,7 +27,9 @@ def register(subparsers) -> None:
                             "DIR/predictions.csv unless --predictions names a file) or a predictions CSV")
     sched.add_argument("--predictions", metavar="CSV", help="held-out predictions (itercast evaluate --folds K "
                        "--predictions-csv); default: DIR/predictions.csv, computed when missing")
-    sched.add_argument("--hardware", help="the dataset's hardware target to take iteration times from")
+    sched.add_argument("--hardware", help="the dataset's hardware target(s) to take iteration times from: a key "
+                       "or a part of one naming it alone; comma-separated for a heterogeneous cluster, one GPU "
+                       "type per target, --gpus split evenly between them")
     sched.add_argument("--workload", required=True, help="a Philly/Helios/Tiresias CSV or a Sia-style workload")
     sched.add_argument("--gpus", type=int, required=True)
     sched.add_argument("--gpus-per-node", type=int, required=True)
@@ -60,7 +62,7 @@ def iteration_times(args):
         if not dataset.is_dir():
             raise ItercastError(f"{path}: no such predictions file")
         compute_predictions(dataset, path, args.ets_seconds, args.seed)
-    return IterationTimes.read(path).on(args.hardware)
+    return IterationTimes.read(path)
 
 
 def compute_predictions(dataset: Path, path: Path, ets_seconds: float, seed: int) -> None:
@@ -74,16 +76,29 @@ def compute_predictions(dataset: Path, path: Path, ets_seconds: float, seed: int
     evaluate(load_samples(data), settings).write_predictions_csv(path, data.configs)
 
 
+def cluster_for(gpu_types, gpus: int, gpus_per_node: int):
+    """``gpus`` GPUs in nodes of ``gpus_per_node``, split evenly between the GPU types."""
+    from itercast.sim import Cluster, GpuPool
+
+    if len(gpu_types) == 1:
+        return Cluster.homogeneous(gpus, gpus_per_node)
+    nodes = gpus // gpus_per_node
+    if gpus % gpus_per_node or nodes % len(gpu_types):
+        raise ItercastError(f"--gpus {gpus} must make whole nodes of {gpus_per_node}, as many of each of the "
+                            f"{len(gpu_types)} GPU types")
+    return Cluster(tuple(GpuPool(gpu, nodes // len(gpu_types), gpus_per_node) for gpu in gpu_types))
+
+
 def run_sched_prediction(args) -> int:
     from itercast.sched.evaluators import make_evaluator
     from itercast.sched.experiment import ESTIMATE_POLICIES, plot, run_experiment
     from itercast.sched.jobs import configure
-    from itercast.sim import Cluster
 
     times = iteration_times(args)
-    cluster = Cluster.homogeneous(args.gpus, args.gpus_per_node)
+    hardware = [name.strip() for name in (args.hardware or "").split(",") if name.strip()]
     jobs = configure(args.workload, times, args.seed, start=_time_option("--start", args.start),
-                     end=_time_option("--end", args.end), virtual_clusters=args.vc)
+                     end=_time_option("--end", args.end), virtual_clusters=args.vc, hardware=hardware)
+    cluster = cluster_for(jobs.workload.gpu_types, args.gpus, args.gpus_per_node)
     _report_bad_rows(jobs.workload)
     if args.write_workload:
         jobs.write_csv(args.write_workload, "lightgbm" if "lightgbm" in jobs.estimates else "oracle")

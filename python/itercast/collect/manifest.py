@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 
 from itercast.errors import ItercastError
 
 STATUSES = ("ok", "oom", "timeout", "error")
+
+
+def config_id(model: str, batch_size: int, input_size: int, dtype: str, device: str, threads: int) -> str:
+    """Stable and readable: the same configuration always gets the same id (and trace name)."""
+    device = re.sub(r"[^A-Za-z0-9]", "", device)
+    return f"{model}-b{batch_size}-s{input_size}-{dtype}-{device}-t{threads}"
+
+
+def work_id(config: str) -> str:
+    """A configuration id without its device and threads: the same work on any hardware."""
+    return config.rsplit("-", 2)[0]
 
 # The reference workload timed around a configuration's un-profiled steps (collect.measure.ReferenceWorkload):
 # the machine's speed then, median ms in all and per part.

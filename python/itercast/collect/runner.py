@@ -10,7 +10,7 @@ from pathlib import Path
 
 from itercast.collect import zoo
 from itercast.collect.hardware import describe
-from itercast.collect.manifest import LABEL_COLUMNS, Manifest
+from itercast.collect.manifest import LABEL_COLUMNS, Manifest, config_id
 from itercast.collect.measure import Protocol, trace_name
 from itercast.collect.progress import Progress
 from itercast.collect.worker import Worker
@@ -37,10 +37,7 @@ class Config:
 
     @property
     def id(self) -> str:
-        """Stable and readable: the same configuration always gets the same id (and trace name)."""
-        device = re.sub(r"[^A-Za-z0-9]", "", self.device)
-        return (f"{self.spec.name}-b{self.batch_size}-s{self.input_size}-{self.dtype}"
-                f"-{device}-t{self.threads}")
+        return config_id(self.spec.name, self.batch_size, self.input_size, self.dtype, self.device, self.threads)
 
     def row(self) -> dict:
         return {"config_id": self.id, "model": self.spec.name, "family": self.spec.family,

@@ -47,10 +47,11 @@ class Experiment:
         return {"rows": self.rows, "prediction_mre": self.prediction_mre}
 
     def table(self) -> str:
-        lines = [f"{'estimator':<22} {'policy':<10} {'avg JCT s':>10} {'vs oracle':>9} {'p99 JCT s':>10} "
-                 f"{'late':>6} {'mean lateness s':>15}"]
+        lines = [f"{'estimator':<22} {'policy':<10} {'GPU type':<10} {'avg JCT s':>10} {'vs oracle':>9} "
+                 f"{'p99 JCT s':>10} {'late':>6} {'mean lateness s':>15}"]
         for row in self.rows:
-            lines.append(f"{row['estimator']:<22} {row['policy']:<10} {row['avg_jct_s']:>10,.0f} "
+            lines.append(f"{row['estimator']:<22} {row['policy']:<10} {row['gpu_type_choice']:<10} "
+                         f"{row['avg_jct_s']:>10,.0f} "
                          f"{row['jct_vs_oracle']:>9.3f} {row['p99_jct_s']:>10,.0f} "
                          f"{row['tardiness']['late_jobs']:>6d} {row['tardiness']['mean_lateness_s']:>15,.0f}")
         return "\n".join(lines)
@@ -59,15 +60,16 @@ class Experiment:
 def prediction_errors(jobs: ConfiguredJobs) -> dict:
     """Per estimator: the mean relative error of its duration estimates over the jobs, and of its
     iteration times over the dataset's configurations (for the models that predicted them)."""
-    duration = jobs.workload.duration
+    durations = jobs.workload.durations
     per_config = jobs.times.mre()
-    return {name: {"jobs": float(np.mean(np.abs(estimate / duration - 1))),
+    return {name: {"jobs": float(np.mean(np.abs(estimate / durations - 1))),
                    **({"configurations": per_config[name]} if name in per_config else {})}
             for name, estimate in jobs.estimates.items()}
 
 
-def _row(estimator: str, policy: str, summary: dict) -> dict:
-    return {"estimator": estimator, "policy": policy, **{key: summary[key] for key in ROW_METRICS},
+def _row(estimator: str, policy: str, summary: dict, placement: str) -> dict:
+    return {"estimator": estimator, "policy": policy, "gpu_type_choice": placement,
+            **{key: summary[key] for key in ROW_METRICS},
             "tardiness": {key: summary.get(key, 0) for key in TARDINESS_KEYS}}
 
 
@@ -78,44 +80,46 @@ def run_experiment(jobs: ConfiguredJobs, cluster: Cluster, estimators=None, poli
 
     AutoSched runs for ``autosched_estimators`` only (default: all; it is the slow one), and for
     "none": the workload without supplied estimates, so that it uses its own estimator fitted on
-    finished jobs."""
+    finished jobs. With several GPU types, jobs go to the type their estimator says is fastest
+    among those free (``gpu_type_choice=estimated``; "none" rows: type-blind), and SRTF is also run
+    type-blind for each estimator, to show what the per-type estimates are worth."""
     log = log or (lambda message: print(message, file=sys.stderr, flush=True))
     estimators = list(estimators or jobs.estimates)
     experiment = Experiment(prediction_mre=prediction_errors(jobs))
     settings = tuner_settings or TunerSettings()
-
     evaluator = evaluator or make_evaluator()
+    several_types = len(jobs.workload.gpu_types) > 1
+    by_estimate = "estimated" if several_types else "fastest"
 
-    def autosched(workload):
+    def autosched(workload, choice):
         tuner = AutoSched(cluster, settings, SearchSpace(), evaluator)
-        return replay(workload, cluster, tuner=tuner, interval_s=settings.interval_s,
-                      history_s=settings.history_s).summary()
+        return replay(workload, cluster, replace(DEFAULT_CONFIG, gpu_type_choice=choice), tuner=tuner,
+                      interval_s=settings.interval_s, history_s=settings.history_s).summary()
+
+    def record(estimator, policy, summary, choice):
+        experiment.rows.append(_row(estimator, policy, summary, choice))
+        log(f"{estimator} / {policy} ({choice}): average JCT {summary['avg_jct_s']:,.0f} s")
 
     for estimator in estimators:
         workload = jobs.with_estimator(estimator)
         for policy in policies:
             if policy == "autosched":
-                if autosched_estimators is not None and estimator not in autosched_estimators:
-                    continue
-                summary = autosched(workload)
-            else:
-                summary = simulate(workload, cluster, SimConfig(policy=policy, estimate="supplied")).summary()
-            experiment.rows.append(_row(estimator, policy, summary))
-            log(f"{estimator} / {policy}: average JCT {summary['avg_jct_s']:,.0f} s")
-    blind = jobs.with_estimator(ORACLE)
+                if autosched_estimators is None or estimator in autosched_estimators:
+                    record(estimator, policy, autosched(workload, by_estimate), by_estimate)
+                continue
+            for choice in (by_estimate, "blind") if several_types and policy == "srtf" else (by_estimate,):
+                config = SimConfig(policy=policy, estimate="supplied", gpu_type_choice=choice)
+                record(estimator, policy, simulate(workload, cluster, config).summary(), choice)
+    unestimated = replace(jobs.with_estimator(ORACLE), type_estimates=None)
+    blind_choice = "blind" if several_types else "fastest"
     for policy in blind_policies:
-        summary = simulate(blind, cluster, _blind_config(policy)).summary()
-        experiment.rows.append(_row(NONE, policy, summary))
+        config = replace(DEFAULT_CONFIG if policy == "tiresias" else SimConfig(policy=policy),
+                         gpu_type_choice=blind_choice)
+        record(NONE, policy, simulate(unestimated, cluster, config).summary(), blind_choice)
     if "autosched" in policies:
-        summary = autosched(replace(blind, estimates=None))
-        experiment.rows.append(_row(NONE, "autosched", summary))
-        log(f"none / autosched: average JCT {summary['avg_jct_s']:,.0f} s")
+        record(NONE, "autosched", autosched(replace(unestimated, estimates=None), blind_choice), blind_choice)
     experiment.relative_to_oracle()
     return experiment
-
-
-def _blind_config(policy: str) -> SimConfig:
-    return DEFAULT_CONFIG if policy == "tiresias" else SimConfig(policy=policy)
 
 
 def plot(experiment: Experiment, path: str, title: str = "") -> None:
@@ -129,7 +133,8 @@ def plot(experiment: Experiment, path: str, title: str = "") -> None:
     rows = experiment.rows
     policies = [p for p in ESTIMATE_POLICIES if any(row["policy"] == p and row["estimator"] != NONE for row in rows)]
     estimators = list(dict.fromkeys(row["estimator"] for row in rows if row["estimator"] != NONE))
-    value = {(row["estimator"], row["policy"]): row["jct_vs_oracle"] for row in rows}
+    value = {(row["estimator"], row["policy"]): row["jct_vs_oracle"] for row in rows
+             if row["gpu_type_choice"] != "blind" or row["estimator"] == NONE}
     figure, axes = plt.subplots(figsize=(11, 4.5))
     width = 0.8 / max(1, len(estimators))
     for k, estimator in enumerate(estimators):

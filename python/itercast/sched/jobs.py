@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from itercast.collect.manifest import work_id
 from itercast.errors import ItercastError
 from itercast.predict.evaluate import PREDICTED_PREFIX, PREDICTION_COLUMNS
 from itercast.sim.loaders import DEADLINE_COLUMN, ESTIMATE_COLUMN, load_workload
@@ -113,19 +114,38 @@ class IterationTimes:
                    numbers["batch_size"].astype(np.int64), numbers["measured_ms"],
                    {name: numbers[PREDICTED_PREFIX + name] for name in names}, str(path))
 
-    def on(self, hardware: str | None) -> "IterationTimes":
-        """The configurations measured on one hardware target (the only one if None and there is one)."""
+    def on(self, hardware: str) -> "IterationTimes":
+        """The configurations measured on one hardware target: its key, or a part of the key that
+        names one target alone."""
         targets = sorted(set(self.hardware))
-        if hardware is None:
+        matches = [key for key in targets if key == hardware] or [key for key in targets if hardware in key]
+        if len(matches) != 1:
+            what = "no" if not matches else "more than one"
+            raise ItercastError(f"{self.source}: {what} hardware target matches {hardware!r} "
+                                f"(has {', '.join(targets)})")
+        return self.take(np.flatnonzero(self.hardware == matches[0]))
+
+    def aligned(self, hardware=None) -> list:
+        """One table per hardware target named (default: the only one), restricted to the work measured
+        on all of them and in the same order, so that row k is the same model, batch and input everywhere."""
+        if not hardware:
+            targets = sorted(set(self.hardware))
             if len(targets) > 1:
-                raise ItercastError(f"{self.source}: several hardware targets ({', '.join(targets)}); name one")
-            return self
-        if hardware not in targets:
-            raise ItercastError(f"{self.source}: no configuration on {hardware!r} (has {', '.join(targets)})")
-        keep = self.hardware == hardware
-        return IterationTimes(self.config_id[keep], self.model[keep], self.line[keep], self.hardware[keep],
-                              self.batch_size[keep], self.measured_ms[keep],
-                              {name: values[keep] for name, values in self.predicted_ms.items()}, self.source)
+                raise ItercastError(f"{self.source}: several hardware targets ({', '.join(targets)}); name them")
+            return [self]
+        tables = [self.on(target) for target in hardware]
+        common = set.intersection(*({work_id(c) for c in table.config_id} for table in tables))
+        if not common:
+            raise ItercastError(f"{self.source}: no configuration measured on every one of {', '.join(hardware)}")
+        order = sorted(common)
+        rows = [{work_id(config): row for row, config in enumerate(table.config_id)} for table in tables]
+        return [table.take([where[work] for work in order]) for table, where in zip(tables, rows)]
+
+    def take(self, rows) -> "IterationTimes":
+        rows = np.asarray(rows, dtype=np.int64)
+        return IterationTimes(self.config_id[rows], self.model[rows], self.line[rows], self.hardware[rows],
+                              self.batch_size[rows], self.measured_ms[rows],
+                              {name: values[rows] for name, values in self.predicted_ms.items()}, self.source)
 
     def mre(self) -> dict[str, float]:
         """Each estimator's mean relative error of the iteration time over these configurations."""
@@ -148,51 +168,65 @@ def _positive_column(rows: list[dict], column: str, path: Path) -> np.ndarray:
 
 @dataclass(frozen=True)
 class ConfiguredJobs:
-    """A workload whose jobs run configurations of a dataset, with every estimator's duration estimates."""
+    """A workload whose jobs run configurations of a dataset, with every estimator's duration estimates.
+
+    With several hardware targets (``tables``, aligned row by row on the same work), each is a GPU type of
+    the workload: durations and every estimator's estimates are jobs x types."""
 
     workload: Workload
-    config_index: np.ndarray  # into ``times``
+    config_index: np.ndarray  # into each of ``tables``
     iterations: np.ndarray
-    iteration_s: np.ndarray  # measured, at the job's own batch per replica
-    estimates: dict  # estimator -> seconds per job
-    times: IterationTimes
+    estimates: dict  # estimator -> seconds, jobs x GPU types
+    tables: tuple  # IterationTimes per GPU type, aligned
+
+    @property
+    def times(self) -> IterationTimes:
+        return self.tables[0]
 
     def with_estimator(self, name: str) -> Workload:
-        """The workload whose supplied estimates are this estimator's."""
+        """The workload whose supplied estimates are this estimator's (per type, when there are several)."""
         if name not in self.estimates:
             raise ItercastError(f"no estimator {name!r}; have {', '.join(self.estimates)}")
-        return replace(self.workload, estimates=self.estimates[name])
+        per_type = self.estimates[name]
+        return replace(self.workload, estimates=per_type.min(axis=1),
+                       type_estimates=per_type if per_type.shape[1] > 1 else None)
 
     def write_csv(self, path, estimator: str) -> None:
         """A Helios-schema workload CSV that `itercast sim` and `itercast autosched` read:
         `estimated_duration` from ``estimator``, every estimator as `estimated_duration:<name>`,
-        and the configuration each job runs."""
-        workload = self.workload
-        times = self.times
+        and the configuration each job runs. With several GPU types, the duration and estimates are
+        those of the first, and `duration:<type>` columns give the others."""
+        workload, times = self.workload, self.times
+        types = workload.gpu_types
         vcs = workload.virtual_cluster if workload.virtual_cluster is not None else np.full(len(workload), "")
         with open(path, "w", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(["job_id", "vc", "gpu_num", "submit_time", "duration", ESTIMATE_COLUMN, DEADLINE_COLUMN,
-                             *JOB_COLUMNS, *(ESTIMATE_PREFIX + name for name in self.estimates)])
+                             *JOB_COLUMNS, *(ESTIMATE_PREFIX + name for name in self.estimates),
+                             *(f"duration:{gpu}" for gpu in types[1:])])
             for i in range(len(workload)):
                 k = self.config_index[i]
                 writer.writerow([workload.job_ids[i], vcs[i], int(workload.gpus[i]), f"{workload.submit[i]:.3f}",
-                                 f"{workload.duration[i]:.3f}", f"{self.estimates[estimator][i]:.3f}",
+                                 f"{workload.durations[i, 0]:.3f}", f"{self.estimates[estimator][i, 0]:.3f}",
                                  f"{workload.deadlines[i]:.3f}",
                                  times.config_id[k], times.model[k], int(times.batch_size[k]),
-                                 f"{self.iterations[i]:.1f}", f"{1000 * self.iteration_s[i]:.6g}",
-                                 *(f"{values[i]:.3f}" for values in self.estimates.values())])
+                                 f"{self.iterations[i]:.1f}", f"{1000 * workload.durations[i, 0] / self.iterations[i]:.6g}",
+                                 *(f"{values[i, 0]:.3f}" for values in self.estimates.values()),
+                                 *(f"{workload.durations[i, t]:.3f}" for t in range(1, len(types)))])
 
 
-def _estimates(duration: np.ndarray, config_index: np.ndarray, times: IterationTimes, seed: int) -> dict:
-    """Seconds per job under every estimator: oracle, each model of the predictions file (the duration
-    scaled by its predicted / measured iteration time), and ETS's synthetic accuracy levels."""
-    estimates = {ORACLE: duration.copy()}
-    for name, predicted in times.predicted_ms.items():
-        estimates[name] = duration * (predicted / times.measured_ms)[config_index]
+def _estimates(durations: np.ndarray, config_index: np.ndarray, tables, seed: int) -> dict:
+    """Seconds per job and type under every estimator: oracle, each model of the predictions file (the
+    duration scaled by its predicted / measured iteration time there), and ETS's synthetic accuracy
+    levels (one factor per job, on every type)."""
+    estimates = {ORACLE: durations.copy()}
+    for name in tables[0].estimators:
+        ratio = np.column_stack([(table.predicted_ms[name] / table.measured_ms)[config_index] for table in tables])
+        estimates[name] = durations * ratio
     rng = np.random.default_rng(seed)
     for accuracy in SYNTHETIC_ACCURACIES:
-        estimates[synthetic_name(accuracy)] = duration * rng.uniform(accuracy, 2 - accuracy, size=len(duration))
+        factor = rng.uniform(accuracy, 2 - accuracy, size=len(durations))
+        estimates[synthetic_name(accuracy)] = durations * factor[:, None]
     return estimates
 
 
@@ -204,15 +238,27 @@ def _with_deadlines(workload: Workload, seed: int) -> Workload:
     return replace(workload, deadlines=drawn if given is None else np.where(np.isnan(given), drawn, given))
 
 
-def configure_trace(workload: Workload, times: IterationTimes, seed: int = 0) -> ConfiguredJobs:
-    """Philly/Helios/Tiresias jobs: each keeps its GPU count and duration and runs a configuration
-    drawn uniformly (seeded) from ``times``; iterations = duration / measured iteration time."""
+def _configured(workload: Workload, config_index, iterations, durations: np.ndarray, tables,
+                seed: int) -> ConfiguredJobs:
+    """``durations``: jobs x types, measured."""
+    workload = replace(workload, durations=durations, gpu_types=tuple(table.hardware[0] for table in tables)
+                       if len(tables) > 1 else workload.gpu_types)
+    return ConfiguredJobs(_with_deadlines(workload, seed + 2), config_index, iterations,
+                          _estimates(durations, config_index, tables, seed + 1), tuple(tables))
+
+
+def configure_trace(workload: Workload, times: IterationTimes, seed: int = 0, hardware=None) -> ConfiguredJobs:
+    """Philly/Helios/Tiresias jobs: each keeps its GPU count and duration (on the first of ``hardware``)
+    and runs a configuration drawn uniformly (seeded) from ``times``; iterations = duration / measured
+    iteration time. With several ``hardware`` targets, the configurations measured on all of them,
+    each target a GPU type."""
+    tables = times.aligned(hardware)
     rng = np.random.default_rng(seed)
-    config_index = rng.integers(0, len(times), size=len(workload))
-    iteration_s = times.measured_ms[config_index] / 1000
-    duration = workload.duration
-    return ConfiguredJobs(_with_deadlines(workload, seed + 2), config_index, duration / iteration_s, iteration_s,
-                          _estimates(duration, config_index, times, seed + 1), times)
+    config_index = rng.integers(0, len(tables[0]), size=len(workload))
+    measured_s = np.column_stack([table.measured_ms[config_index] / 1000 for table in tables])
+    iterations = workload.duration / measured_s[:, 0]
+    durations = workload.duration[:, None] * (measured_s / measured_s[:, :1])  # the first type's exactly
+    return _configured(workload, config_index, iterations, durations, tables, seed)
 
 
 def read_sia(path) -> list[dict]:
@@ -255,31 +301,30 @@ def _closest_config(times: IterationTimes, model: str, batch_per_replica: float)
     return int(best[np.argmax(times.measured_ms[best])])
 
 
-def configure_sia(path, times: IterationTimes, seed: int = 0) -> ConfiguredJobs:
+def configure_sia(path, times: IterationTimes, seed: int = 0, hardware=None) -> ConfiguredJobs:
     """A Sia-style workload as jobs: each application's closest zoo model at the configuration whose
     batch is nearest the per-replica batch, its iteration time scaled linearly to that batch, and
     ``epochs x samples / batch_size`` iterations."""
     rows = read_sia(path)
+    tables = times.aligned(hardware)
     config_index = np.empty(len(rows), dtype=np.int64)
-    iteration_s = np.empty(len(rows))
+    per_iteration_s = np.empty((len(rows), len(tables)))
     iterations = np.empty(len(rows))
     for i, row in enumerate(rows):
         application = SIA_APPLICATIONS[row["application"]]
         per_replica = row["batch_size"] / row["replicas"]
-        k = _closest_config(times, application.model, per_replica)
+        k = _closest_config(tables[0], application.model, per_replica)
         config_index[i] = k
-        iteration_s[i] = times.measured_ms[k] / 1000 * per_replica / times.batch_size[k]
+        per_iteration_s[i] = [table.measured_ms[k] / 1000 * per_replica / table.batch_size[k] for table in tables]
         iterations[i] = application.epochs * application.samples / row["batch_size"]
-    duration = iterations * iteration_s
     workload = Workload(
         job_ids=np.array([row["name"] for row in rows], dtype=object),
         submit=np.array([row["time"] for row in rows]),
         gpus=np.array([row["replicas"] for row in rows], dtype=np.int64),
-        durations=duration.reshape(-1, 1),
+        durations=np.ones((len(rows), 1)),
         virtual_cluster=np.array([row["application"] for row in rows], dtype=object),
         lines=np.arange(2, len(rows) + 2), source=str(path))
-    return ConfiguredJobs(_with_deadlines(workload, seed + 2), config_index, iterations, iteration_s,
-                          _estimates(duration, config_index, times, seed + 1), times)
+    return _configured(workload, config_index, iterations, iterations[:, None] * per_iteration_s, tables, seed)
 
 
 def is_sia(path) -> bool:
@@ -289,13 +334,13 @@ def is_sia(path) -> bool:
 
 
 def configure(path, times: IterationTimes, seed: int = 0, start: float | None = None, end: float | None = None,
-              virtual_clusters=None) -> ConfiguredJobs:
+              virtual_clusters=None, hardware=None) -> ConfiguredJobs:
     """Any workload file: Sia-style by its header, else a trace read by ``load_workload``, kept to
     jobs submitted in [start, end) of the given virtual clusters."""
     if is_sia(path):
         if virtual_clusters or start is not None or end is not None:
             raise ItercastError(f"{path}: a Sia workload is taken whole (no time window or virtual clusters)")
-        return configure_sia(path, times, seed)
+        return configure_sia(path, times, seed, hardware)
     workload = load_workload(path, start=start, end=end)
     if virtual_clusters:
         if workload.virtual_cluster is None:
@@ -303,4 +348,4 @@ def configure(path, times: IterationTimes, seed: int = 0, start: float | None = 
         workload = workload.subset(np.isin(workload.virtual_cluster, list(virtual_clusters)))
         if len(workload) == 0:
             raise ItercastError(f"{path}: no job in virtual cluster(s) {', '.join(virtual_clusters)}")
-    return configure_trace(workload, times, seed)
+    return configure_trace(workload, times, seed, hardware)

@@ -16,8 +16,8 @@ PREEMPTIVE_POLICIES = ("srtf", "las", "tiresias")
 PLACEMENTS = ("consolidated", "spread")
 ESTIMATE_MODES = ("oracle", "supplied", "noisy")
 # Which GPU type a job on a heterogeneous cluster tries first: the one it truly runs fastest on
-# (an oracle), the one its per-type estimates say (the workload's type_estimates), or the
-# cluster's pool order whatever the job (type-blind).
+# (an oracle), the one its per-type estimates say (the workload's type_estimates), or an order
+# drawn from its job id that ignores speed (type-blind).
 GPU_TYPE_CHOICES = ("fastest", "estimated", "blind")
 # Fields fixed for a whole simulation (what the jobs are known by), not policy knobs a tuner sets.
 PER_SIMULATION_FIELDS = ("estimate", "estimate_error", "estimate_seed", "gpu_type_choice")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
+import zlib
 from typing import Optional
 
 import numpy as np
@@ -134,8 +135,9 @@ def _type_preference(workload: Workload, cluster: Cluster, config: SimConfig, du
     """Jobs x pools, the order each job tries GPU types in (empty: by its true run times)."""
     if config.gpu_type_choice == "fastest":
         return np.empty(0)
-    if config.gpu_type_choice == "blind":
-        return np.zeros_like(durations)
+    if config.gpu_type_choice == "blind":  # an order per job that ignores speed, the same in any simulation
+        return np.array([[zlib.crc32(f"{job}|{pool.gpu_type}".encode()) for pool in cluster.pools]
+                         for job in workload.job_ids], dtype=np.float64).reshape(durations.shape)
     if workload.type_estimates is None:
         raise SimConfigError(f"gpu_type_choice=estimated, but {workload.source} has no per-type estimates "
                              "(type_estimates)")

@@ -78,7 +78,9 @@ def _per_type_rows(parts, name: str, gpu_types: tuple[str, ...]) -> np.ndarray:
     row = 0
     for part in parts:
         for column, gpu in enumerate(part.gpu_types):
-            stacked[row:row + len(part), gpu_types.index(gpu)] = getattr(part, name)[:, column]
+            values = getattr(part, name)
+            values = part.durations if values is None else values
+            stacked[row:row + len(part), gpu_types.index(gpu)] = values[:, column]
         row += len(part)
     return stacked
 
@@ -185,10 +187,11 @@ class Workload:
         for name in _JOB_COLUMNS:
             values = [getattr(part, name) for part in parts]
             missing = [value is None for value in values]
-            if all(missing) or (any(missing) and name not in _FILL):
+            if name in _PER_TYPE_COLUMNS:  # a part without them is placed by its durations
+                if not all(missing):
+                    columns[name] = _per_type_rows(parts, name, gpu_types)
                 continue
-            if name in _PER_TYPE_COLUMNS:
-                columns[name] = _per_type_rows(parts, name, gpu_types)
+            if all(missing) or (any(missing) and name not in _FILL):
                 continue
             columns[name] = np.concatenate([_filled(value, len(part), _FILL.get(name))
                                             for value, part in zip(values, parts)])
