@@ -40,10 +40,12 @@ def test_the_run_goes_on_after_failures(failures):
     assert failures["squeezenet1_1"]["status"] == "ok"
 
 
+@pytest.mark.slow  # the time limit: 10 s
 def test_a_model_over_the_time_limit_is_recorded_as_timeout(timeouts):
     assert timeouts["sleeping"]["status"] == "timeout"
     assert "10 s limit" in timeouts["sleeping"]["message"]
 
 
+@pytest.mark.slow
 def test_the_run_goes_on_after_a_timeout_in_a_fresh_worker(timeouts):
     assert timeouts["raising"]["status"] == "error"

@@ -79,6 +79,7 @@ def test_rerun_skips_finished_configurations_and_adds_only_new_ones(tiny_run, qu
     assert len(grown) == 4 and {row["batch_size"] for row in grown} == {2, 3}
 
 
+@pytest.mark.slow
 def test_label_passes_time_each_ok_configuration_again_pass_after_pass(tmp_path, quick_protocol):
     from itercast.collect.manifest import LABEL_COLUMNS
     from itercast.collect.runner import LABELS_NAME, grid, resolve_models
@@ -151,6 +152,7 @@ def test_label_passes_below_one_are_refused(tmp_path):
         collect(tmp_path, models=["dlrm_small"], label_passes=0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("worker_per_model, starts", [(True, 2), (False, 1)])
 def test_each_model_runs_in_a_worker_of_its_own(tmp_path, quick_protocol, monkeypatch, worker_per_model, starts):
     from itercast.collect.worker import Worker

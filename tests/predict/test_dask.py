@@ -27,6 +27,7 @@ def test_featurising_on_dask_matches_in_process(client, tiny_collection):
         assert a.op_count == b.op_count and a.profiled_ns == b.profiled_ns
 
 
+@pytest.mark.slow
 def test_training_on_dask_gives_a_working_predictor(client, tiny_collection, tmp_path):
     dataset = Dataset.from_manifest(tiny_collection)
     predictor = Predictor(rounds=10).fit(dataset, client=client)
