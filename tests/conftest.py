@@ -1,11 +1,15 @@
 import pytest
 
-from shared_data import shared_dir
+from shared_data import CORPUS_ABSENT, corpus_dir
 
 
 @pytest.fixture(scope="session")
 def shared():
-    return shared_dir()
+    """The external corpus (shared/); a test that takes it skips when there is none."""
+    root = corpus_dir()
+    if root is None:
+        pytest.skip(CORPUS_ABSENT)
+    return root
 
 
 @pytest.fixture(scope="session")

@@ -1,11 +1,11 @@
 import json
 
-from shared_data import shared_dir
+from shared_data import vendored
 
 from itercast.cli import main
 from itercast.trace import read_trace
 
-TRACE = shared_dir() / "traces/hta/trace_filter/sampled_rank-0.json.gz"
+TRACE = vendored("traces/hta/trace_filter/sampled_rank-0.json.gz")
 
 
 def test_scan_json_prints_one_object_with_the_summary(capsys):

@@ -6,15 +6,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from shared_data import shared_dir
+from shared_data import vendored
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from itercast.features import WindowStream, windows
 from itercast.timeline import FEATURE_COLUMNS, read_timeline
 
-TRACE = shared_dir() / "traces/hta/trace_filter/sampled_rank-0.json.gz"
-CPU_TRACE = shared_dir() / "traces/hta/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"
+TRACE = vendored("traces/hta/trace_filter/sampled_rank-0.json.gz")
+CPU_TRACE = vendored("traces/hta/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz")
 F = len(FEATURE_COLUMNS)
 
 

@@ -1,11 +1,11 @@
-"""The operator timeline against independent Python readings of the shared traces."""
+"""The operator timeline against independent Python readings of the traces (the corpus's, or the vendored subset)."""
 
 import json
 from collections import defaultdict
 
 import numpy as np
 import pytest
-from shared_data import manifest_rows, shared_dir
+from shared_data import trace_params, vendored
 
 from itercast.cli import main
 from itercast.timeline import FEATURE_COLUMNS, read_timeline
@@ -16,10 +16,9 @@ KERNEL = {"kernel", "Kernel"}
 DEVICE = KERNEL | {"gpu_memcpy", "Memcpy", "gpu_memset", "Memset"}
 STEP_CATS = {"user_annotation", "cpu_op", "Operator"}
 
-GPU_TRACES = [shared_dir() / "traces" / row["path"] for row in manifest_rows()
-              if row["events"] and int(row["kernels"] or 0) > 0]
-STEP_TRACES = [shared_dir() / "traces" / row["path"] for row in manifest_rows()
-               if row["events"] and int(row["steps"] or 0) > 0]
+GPU_TRACES = trace_params(lambda row: int(row["kernels"] or 0) > 0)
+STEP_TRACES = trace_params(lambda row: int(row["steps"] or 0) > 0)
+CUDA_TRACE = vendored("traces/hta/trace_filter/sampled_rank-0.json.gz")
 
 
 def union_length(intervals):
@@ -61,7 +60,7 @@ def reference_iterations(path):
     return [(kernels[i], union_length(busy[i])) for i in range(len(steps))]
 
 
-@pytest.mark.parametrize("path", STEP_TRACES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", STEP_TRACES)
 def test_iteration_kernels_and_gpu_busy_match_reference(path):
     timeline = read_timeline(path)
     expected = reference_iterations(path)
@@ -71,7 +70,7 @@ def test_iteration_kernels_and_gpu_busy_match_reference(path):
         assert ours == pytest.approx(theirs, rel=1e-3, abs=1)
 
 
-@pytest.mark.parametrize("path", STEP_TRACES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", STEP_TRACES)
 def test_durations_and_gaps_add_up_to_iteration_time_exactly(path):
     timeline = read_timeline(path)
     assert timeline.iterations
@@ -84,7 +83,7 @@ def test_durations_and_gaps_add_up_to_iteration_time_exactly(path):
             assert it.head_ns == it.dur_ns  # an iteration without ops is all head
 
 
-@pytest.mark.parametrize("path", GPU_TRACES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", GPU_TRACES)
 def test_kernels_with_a_launch_in_the_trace_are_linked_to_an_op(path):
     timeline = read_timeline(path)
     launched = timeline.kernels_total - timeline.kernels_unlaunched
@@ -99,8 +98,7 @@ def test_kernels_with_a_launch_in_the_trace_are_linked_to_an_op(path):
 
 
 def test_feature_matrix_has_the_documented_width():
-    path = shared_dir() / "traces/hta/trace_filter/sampled_rank-0.json.gz"
-    timeline = read_timeline(path)
+    timeline = read_timeline(CUDA_TRACE)
     assert timeline.features.shape == (len(timeline.ops["name"]), len(FEATURE_COLUMNS))
     assert timeline.features.dtype == np.float32
     names = [name for name, _ in FEATURE_COLUMNS]
@@ -111,8 +109,7 @@ def test_feature_matrix_has_the_documented_width():
 
 
 def test_ops_json_cli(capsys):
-    path = shared_dir() / "traces/hta/trace_filter/sampled_rank-0.json.gz"
-    assert main(["ops", str(path), "--json"]) == 0
+    assert main(["ops", str(CUDA_TRACE), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert [it["name"] for it in summary["iterations"]] == ["ProfilerStep#551", "ProfilerStep#552"]
     assert summary["kernels_total"] == 1154

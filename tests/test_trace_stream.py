@@ -6,7 +6,7 @@ import random
 
 import numpy as np
 import pytest
-from shared_data import shared_dir
+from shared_data import vendored
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,8 +14,8 @@ from itercast import TraceFormatError, _native, TraceTruncatedError
 from itercast.trace import MISSING, TraceStream, read_trace
 from reference import events_of, expected_fields
 
-SMALL_TRACE = shared_dir() / "traces/hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz"
-MEDIUM_TRACE = shared_dir() / "traces/hta/trace_filter/sampled_rank-0.json.gz"
+SMALL_TRACE = vendored("traces/hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz")
+MEDIUM_TRACE = vendored("traces/hta/trace_filter/sampled_rank-0.json.gz")
 
 
 def scan_in_chunks(data: bytes, sizes) -> tuple[dict, list, list]:

@@ -1,16 +1,13 @@
 """summarise_trace (what `itercast scan` prints, gathered while streaming) against read_trace."""
 
 import pytest
-from shared_data import manifest_rows, shared_dir
+from shared_data import trace_params
 
 from itercast.trace import read_trace, summarise_trace
 
-TRACES = [row["path"] for row in manifest_rows() if row["events"] and int(row["raw_bytes"]) < 20_000_000]
 
-
-@pytest.mark.parametrize("path", TRACES, ids=[p.split("/")[-1][:40] for p in TRACES])
-def test_summary_matches_the_whole_trace(path):
-    source = shared_dir() / "traces" / path
+@pytest.mark.parametrize("source", trace_params(lambda row: int(row["raw_bytes"]) < 20_000_000))
+def test_summary_matches_the_whole_trace(source):
     trace = read_trace(source)
     # Small chunks: step names and categories first seen in later batches, steps spread over batches.
     summary = summarise_trace(source, chunk_size=64 << 10)

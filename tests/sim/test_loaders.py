@@ -7,8 +7,11 @@ import pytest
 
 from itercast.sim import WorkloadError, load_workload
 from itercast.sim.loaders import parse_time
+from shared_data import vendored
 
 DATA = Path(__file__).parent / "data"
+PHILLY_WEEK = vendored("workloads/philly_2017-10-01_week.csv")  # 2017-09-30 12:00 to 2017-10-08 12:00
+TIRESIAS = vendored("workloads/tiresias_60_job.csv")
 
 
 def utc(text):
@@ -30,25 +33,24 @@ def test_philly_trace_loads_every_job(shared):
     assert workload.gpus.max() == 128
 
 
-def test_philly_filters_by_virtual_cluster_and_window(shared):
-    path = shared / "workloads" / "philly_jobs.csv"
-    with open(path, newline="") as handle:
+def test_philly_filters_by_virtual_cluster_and_window():
+    with open(PHILLY_WEEK, newline="") as handle:
         rows = list(csv.DictReader(handle))
     start, end = "2017-10-01", "2017-10-08"
     expected = sum(1 for row in rows if row["cluster"] == "103959" and start <= row["timestamp"] < end)
-    workload = load_workload(path, "philly", start=parse_time(start), end=parse_time(end),
+    workload = load_workload(PHILLY_WEEK, "philly", start=parse_time(start), end=parse_time(end),
                              virtual_cluster="103959")
     assert len(workload) == expected > 0
     assert set(workload.virtual_cluster) == {"103959"}
 
 
-def test_tiresias_format(shared):
-    workload = load_workload(shared / "workloads" / "tiresias_60_job.csv")
+def test_tiresias_format():
+    workload = load_workload(TIRESIAS)
     assert len(workload) == 60
     # First data row: 0,1,0,606,vgg19,164,30 -> job 0, 1 GPU, submitted 0, 164 s.
     assert (workload.job_ids[0], workload.gpus[0], workload.submit[0], workload.duration[0]) == ("0", 1, 0, 164)
     with pytest.raises(WorkloadError, match="no virtual cluster"):
-        load_workload(shared / "workloads" / "tiresias_60_job.csv", virtual_cluster="x")
+        load_workload(TIRESIAS, virtual_cluster="x")
 
 
 def test_helios_schema_reports_bad_rows_with_line_numbers():
@@ -103,6 +105,6 @@ def test_unusable_files_are_clear_errors(tmp_path, text, fmt, message):
         load_workload(write(tmp_path, text), fmt)
 
 
-def test_window_excludes_the_end(shared):
-    workload = load_workload(shared / "workloads" / "tiresias_60_job.csv", start=30, end=79)
+def test_window_excludes_the_end():
+    workload = load_workload(TIRESIAS, start=30, end=79)
     assert workload.submit.tolist() == [30, 53]

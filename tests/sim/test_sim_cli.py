@@ -4,14 +4,15 @@ from pathlib import Path
 import pytest
 
 from itercast.cli import main
+from shared_data import vendored
 
 REQUIRED_KEYS = {"jobs", "avg_jct_s", "p50_jct_s", "p99_jct_s", "avg_queue_s", "p99_queue_s", "makespan_s",
                  "utilization", "preemptions", "wall_s", "jobs_per_s"}
 
 
 @pytest.fixture
-def tiresias_csv(shared):
-    return str(shared / "workloads" / "tiresias_60_job.csv")
+def tiresias_csv():
+    return str(vendored("workloads/tiresias_60_job.csv"))
 
 
 def sim(*args):
