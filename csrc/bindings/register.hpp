@@ -8,4 +8,5 @@ void register_timeline(pybind11::module_& m);
 void register_sim(pybind11::module_& m);
 void register_forest(pybind11::module_& m);
 void register_rows(pybind11::module_& m);
+void register_platform(pybind11::module_& m);
 }  // namespace itercast::bindings

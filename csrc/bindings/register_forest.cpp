@@ -155,7 +155,8 @@ void register_forest(py::module_& m) {
         },
         py::arg("kernel") = py::none(),
         "The bit-set kernel scoring forests of trees with <= 64 leaves: 'avx512' or 'portable'. "
-        "'portable' forces the portable kernel, 'auto' picks AVX-512 where the CPU has it.");
+        "'portable' forces the portable kernel, 'auto' picks AVX-512 where the SIMD level is AVX-512 "
+        "(the CPU's best, capped by $ITERCAST_SIMD).");
 
     m.def("unique_rows", &unique_rows, py::arg("x"),
           "(first, inverse): the first row of each distinct row (by bytes) and, per row, its distinct index.");

@@ -8,6 +8,8 @@
 #include <limits>
 #include <thread>
 
+#include "platform/simd.hpp"
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(ITERCAST_NO_AVX512)
 #include <immintrin.h>
 #define ITERCAST_AVX512 1
@@ -686,16 +688,15 @@ void Forest::score_group_fast(const float* transposed, double* sum, std::int32_t
 }
 
 // 16 rows at once: a row's 64-bit leaf set is kept as two 32-bit halves, one vector of 16 lanes
-// each, so the comparison's lanes mask both directly (GCC/Clang vector extensions: SSE2, AVX2 or
-// AVX-512 code chosen at load time on x86-64).
+// each, so the comparison's lanes mask both directly (GCC/Clang vector extensions: baseline, AVX2 or
+// AVX-512 code, as platform::simd_level() chooses at run time).
 typedef float F32x16 __attribute__((vector_size(64)));
 typedef std::int32_t I32x16 __attribute__((vector_size(64)));
 static_assert(Forest::kGroup == 16, "score_group_bits handles 16 rows");
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)  // ifunc dispatch
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-void Forest::score_group_bits(const float* transposed, double* sum, std::int32_t* leaves) const {
+// inline: run_at_simd_level can only copy a body into each level's function if no other library can
+// replace it at load time (under -fPIC, an exported function could be).
+inline void Forest::score_group_bits_body(const float* transposed, double* sum, std::int32_t* leaves) const {
     const BitSplit* splits = bit_splits_.data();
     const std::size_t trees = roots_.size();
     for (std::size_t t = 0; t < trees; ++t) {
@@ -720,6 +721,10 @@ void Forest::score_group_bits(const float* transposed, double* sum, std::int32_t
     }
 }
 
+void Forest::score_group_bits(const float* transposed, double* sum, std::int32_t* leaves) const {
+    platform::run_at_simd_level([&] { score_group_bits_body(transposed, sum, leaves); });
+}
+
 // The linear leaves' outputs, constant plus coefficient x value over the leaf's features, added in
 // tree order to a group of kGroup rows: leaves[t * kGroup + g] is row g's leaf in tree t (global
 // index). A leaf at a time, as add_linear_terms_avx512 takes 64 rows: the rows a tree sent to one
@@ -730,11 +735,8 @@ void Forest::score_group_bits(const float* transposed, double* sum, std::int32_t
 typedef double F64x4 __attribute__((vector_size(32)));
 typedef std::int64_t I64x4 __attribute__((vector_size(32)));
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)  // ifunc dispatch
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-void Forest::add_linear_terms(const std::int32_t* leaves, const float* transposed, double* widened,
-                              double* sum) const {
+inline void Forest::add_linear_terms_body(const std::int32_t* leaves, const float* transposed, double* widened,
+                                          double* sum) const {
     constexpr std::size_t G = kGroup, S = G / 4;  // rows, and 4-row slices
     static_assert(G <= 32, "a group's rows are one 32-bit set");
     // lanes of a 4-row slice picked by four bits of a row set
@@ -778,6 +780,11 @@ void Forest::add_linear_terms(const std::int32_t* leaves, const float* transpose
         }
     }
     std::memcpy(sum, total, sizeof total);
+}
+
+void Forest::add_linear_terms(const std::int32_t* leaves, const float* transposed, double* widened,
+                              double* sum) const {
+    platform::run_at_simd_level([&] { add_linear_terms_body(leaves, transposed, widened, sum); });
 }
 
 #ifdef ITERCAST_AVX512
@@ -955,11 +962,6 @@ __attribute__((target("avx512f"))) bool transpose_avx512(const float* x, std::si
     return nan != 0;
 }
 
-bool cpu_has_avx512() {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f");
-}
-
 }  // namespace
 #pragma GCC diagnostic pop
 #endif
@@ -969,8 +971,7 @@ std::atomic<bool> force_portable{false};
 
 bool use_avx512() {
 #ifdef ITERCAST_AVX512
-    static const bool supported = cpu_has_avx512();
-    return supported && !force_portable.load(std::memory_order_relaxed);
+    return platform::simd_level() == platform::SimdLevel::Avx512 && !force_portable.load(std::memory_order_relaxed);
 #else
     return false;
 #endif

@@ -22,7 +22,7 @@ public:
 };
 
 // Which bit-set kernel scores forests of trees with <= 64 leaves: 64 rows at a time with AVX-512
-// mask registers where the CPU has AVX-512F, otherwise 16 rows with portable vector code.
+// mask registers where platform::simd_level() is AVX-512, otherwise 16 rows with portable vector code.
 enum class BitKernel { Auto, Portable };
 void set_bit_kernel(BitKernel kernel);  // Portable forces the portable kernel (tests compare both)
 const char* bit_kernel_name();          // "avx512" or "portable": what scoring uses now
@@ -130,12 +130,16 @@ private:
     // each row reached in each tree instead (leaves[tree * group + row]) for add_linear_terms: its
     // index into leaf_value_, or on AVX-512 into bit_leaf_value_ (and bit_linear_).
     void score_group_bits(const float* transposed, double* sum, std::int32_t* leaves) const;
+    // The code of score_group_bits and add_linear_terms, which inline it into one copy per SIMD level.
+    void score_group_bits_body(const float* transposed, double* sum, std::int32_t* leaves) const;
     bool transpose(const float* x, std::size_t row_stride, const std::int64_t* select, std::size_t first,
                    std::size_t count, std::size_t group, float* transposed) const;
     void build_fast_nodes();
     void score_group_fast(const float* transposed, double* sum, std::int32_t* leaves) const;
     void build_linear_leaves();
     void add_linear_terms(const std::int32_t* leaves, const float* transposed, double* widened, double* sum) const;
+    void add_linear_terms_body(const std::int32_t* leaves, const float* transposed, double* widened,
+                               double* sum) const;
     void predict_block(const float* x, std::size_t rows, std::size_t row_stride, double* out,
                        const std::int64_t* select) const;
     template <bool General>

@@ -6,6 +6,13 @@ from typing import Literal, Sequence
 import numpy as np
 import numpy.typing as npt
 
+# ---- platform: how the module was built, and its SIMD level (csrc/platform, register_platform.cpp) ----
+
+def build_info() -> dict[str, str]:
+    """version, compiler, build_type, cxx_flags, link_flags; simd: the level in use ('avx512', 'avx2' or
+    'portable'), chosen at import as the CPU's best (cpu_simd) capped by the environment variable named
+    by simd_variable (ITERCAST_SIMD)."""
+
 # ---- trace: the streaming Kineto scanner (csrc/trace, register_trace.cpp) ----
 
 #: Value of an integer column where an event lacks the field (INT64_MIN).
@@ -148,7 +155,7 @@ class Forest:
 
 def forest_kernel(kernel: Literal["auto", "portable"] | None = None) -> Literal["avx512", "portable"]:
     """The bit-set kernel scoring forests of <= 64-leaf trees; 'portable' forces the portable one, 'auto' picks
-    AVX-512 where the CPU has it."""
+    AVX-512 where the SIMD level (build_info()['simd']) is AVX-512."""
 
 def unique_rows(x: npt.NDArray[np.generic]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
 
