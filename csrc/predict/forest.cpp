@@ -687,31 +687,38 @@ void Forest::score_group_fast(const float* transposed, double* sum, std::int32_t
     }
 }
 
-// 16 rows at once: a row's 64-bit leaf set is kept as two 32-bit halves, one vector of 16 lanes
+// 16 rows at once: a row's 64-bit leaf set is kept as two 32-bit halves, in vectors of 4 lanes
 // each, so the comparison's lanes mask both directly (GCC/Clang vector extensions: baseline, AVX2 or
-// AVX-512 code, as platform::simd_level() chooses at run time).
-typedef float F32x16 __attribute__((vector_size(64)));
-typedef std::int32_t I32x16 __attribute__((vector_size(64)));
+// AVX-512 code, as platform::simd_level() chooses at run time). 4 lanes, not 16: GCC turns a vector
+// comparison wider than the instruction set's registers into one scalar comparison per lane
+// (ten times slower with SSE2 or AVX2).
+typedef float F32x4 __attribute__((vector_size(16)));
+typedef std::int32_t I32x4 __attribute__((vector_size(16)));
 static_assert(Forest::kGroup == 16, "score_group_bits handles 16 rows");
 
 // inline: run_at_simd_level can only copy a body into each level's function if no other library can
 // replace it at load time (under -fPIC, an exported function could be).
 inline void Forest::score_group_bits_body(const float* transposed, double* sum, std::int32_t* leaves) const {
+    constexpr std::size_t C = kGroup / 4;  // 4-row slices
     const BitSplit* splits = bit_splits_.data();
     const std::size_t trees = roots_.size();
     for (std::size_t t = 0; t < trees; ++t) {
-        I32x16 low = ~I32x16{}, high = ~I32x16{};
+        I32x4 low[C], high[C];
+        for (std::size_t c = 0; c < C; ++c) low[c] = high[c] = ~I32x4{};
         for (std::uint32_t j = bit_begin_[t]; j < bit_begin_[t + 1]; ++j) {
-            F32x16 x;
-            std::memcpy(&x, transposed + splits[j].slot * kGroup, sizeof x);
-            const I32x16 pass = ~(x > splits[j].threshold);  // all ones where the row goes left
-            low &= splits[j].keep_low | pass;
-            high &= splits[j].keep_high | pass;
+            const float* rows = transposed + splits[j].slot * kGroup;
+            for (std::size_t c = 0; c < C; ++c) {
+                F32x4 x;
+                std::memcpy(&x, rows + 4 * c, sizeof x);
+                const I32x4 pass = ~(x > splits[j].threshold);  // all ones where the row goes left
+                low[c] &= splits[j].keep_low | pass;
+                high[c] &= splits[j].keep_high | pass;
+            }
         }
         const double* values = bit_leaf_value_.data() + bit_leaf_base_[t];
         for (std::size_t g = 0; g < kGroup; ++g) {
-            const auto lo = static_cast<std::uint32_t>(low[g]);
-            const int leaf = lo ? __builtin_ctz(lo) : 32 + __builtin_ctz(static_cast<std::uint32_t>(high[g]));
+            const auto lo = static_cast<std::uint32_t>(low[g / 4][g % 4]);
+            const int leaf = lo ? __builtin_ctz(lo) : 32 + __builtin_ctz(static_cast<std::uint32_t>(high[g / 4][g % 4]));
             if (leaves) {  // linear leaves: add_linear_terms adds their outputs
                 leaves[t * kGroup + g] = bit_leaf_global_[bit_leaf_base_[t] + static_cast<std::uint32_t>(leaf)];
             } else {
