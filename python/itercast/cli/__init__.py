@@ -6,6 +6,7 @@ import argparse
 import importlib
 import sys
 
+from itercast.cli.version import VersionAction
 from itercast.errors import ItercastError
 
 # Subcommand modules under itercast.cli; each defines register(subparsers),
@@ -18,6 +19,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="itercast",
         description="Predict training iteration times from PyTorch profiler traces.",
     )
+    parser.add_argument("--version", action=VersionAction,
+                        help="print the version, the native module's build (compiler, flags) and its SIMD level")
     subparsers = parser.add_subparsers(dest="command", required=True)
     for name in COMMANDS:
         importlib.import_module(f"itercast.cli.{name}").register(subparsers)
