@@ -1,0 +1,86 @@
+"""`itercast experiment sched-prediction` on Philly and every shared Sia workload, as one table.
+
+    PYTHONPATH=python python3 benchmarks/sched_prediction_all.py --dataset DIR [--json FILE] [--plots DIR]
+
+Philly: virtual clusters 6214e9, 103959 and ed69ec, the three days from
+2017-10-02 10:30 UTC, on 128 GPUs (the cluster queues: FIFO's average JCT is
+~1.7x oracle SRTF's). Sia: each of ../shared/workloads/sia-*/workload-*.csv
+on 64 GPUs. Each row: average JCT over the oracle's under the same policy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import sys
+from pathlib import Path
+
+from itercast.cli import main as itercast
+
+SHARED = Path(os.environ.get("ITERCAST_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+PHILLY = ["--vc", "6214e9", "--vc", "103959", "--vc", "ed69ec", "--start", "2017-10-02T10:30:41",
+          "--end", "2017-10-05T10:30:41", "--gpus", "128", "--gpus-per-node", "8"]
+SIA = ["--gpus", "64", "--gpus-per-node", "8"]
+ESTIMATORS = ("lightgbm", "opbased", "ets", "linear", "median", "90% accurate", "75% accurate", "50% accurate",
+              "25% accurate")
+POLICIES = ("sjf", "srtf", "qssf", "autosched")
+
+
+def workloads() -> list[tuple[str, Path, list[str]]]:
+    runs = [("philly 3 VCs, 3 days", SHARED / "workloads" / "philly_jobs.csv", PHILLY)]
+    for path in sorted((SHARED / "workloads").glob("sia-*/workload-*.csv")):
+        runs.append((f"{path.parent.name}/{path.stem}", path, SIA))
+    return runs
+
+
+def run(dataset: str, path: Path, options: list[str], plot: str | None) -> dict:
+    out = io.StringIO()
+    argv = ["experiment", "sched-prediction", "--dataset", dataset, "--workload", str(path), *options, "--json"]
+    with contextlib.redirect_stdout(out):
+        code = itercast(argv + (["--plot", plot] if plot else []))
+    if code:
+        raise SystemExit(f"itercast {' '.join(argv)} exited with {code}")
+    return json.loads(out.getvalue())
+
+
+def table(results: dict) -> str:
+    columns = [(estimator, policy) for policy in POLICIES for estimator in ("lightgbm", "opbased", "ets")]
+    lines = ["| workload | policy | oracle avg JCT s | " + " | ".join(ESTIMATORS) + " | FIFO | Tiresias |",
+             "|" + "---|" * (len(ESTIMATORS) + 5)]
+    for name, result in results.items():
+        rows = {(row["estimator"], row["policy"]): row for row in result["rows"]}
+        for policy in POLICIES:
+            if (("oracle", policy)) not in rows:
+                continue
+            cells = [f"{rows[(e, policy)]['jct_vs_oracle']:.3f}" if (e, policy) in rows else "" for e in ESTIMATORS]
+            blind = [f"{rows[('none', p)]['avg_jct_s'] / rows[('oracle', policy)]['avg_jct_s']:.2f}"
+                     for p in ("fifo", "tiresias")]
+            lines.append(f"| {name} | {policy} | {rows[('oracle', policy)]['avg_jct_s']:,.0f} | "
+                         + " | ".join(cells) + " | " + " | ".join(blind) + " |")
+    del columns
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset", required=True, help="collection directory or predictions CSV")
+    parser.add_argument("--json", metavar="FILE", help="write every workload's result here")
+    parser.add_argument("--plots", metavar="DIR", help="write one plot per workload here")
+    args = parser.parse_args(argv)
+    results = {}
+    for name, path, options in workloads():
+        plot = str(Path(args.plots) / (name.replace("/", "_").replace(" ", "_").replace(",", "") + ".png")) \
+            if args.plots else None
+        print(f"{name} ...", file=sys.stderr, flush=True)
+        results[name] = run(args.dataset, path, options, plot)
+        if args.json:  # after every workload, so that a long run leaves what it finished
+            Path(args.json).write_text(json.dumps(results, indent=1))
+    print(table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
