@@ -47,20 +47,18 @@ def run(dataset: str, path: Path, options: list[str], plot: str | None) -> dict:
 
 
 def table(results: dict) -> str:
-    columns = [(estimator, policy) for policy in POLICIES for estimator in ("lightgbm", "opbased", "ets")]
     lines = ["| workload | policy | oracle avg JCT s | " + " | ".join(ESTIMATORS) + " | FIFO | Tiresias |",
              "|" + "---|" * (len(ESTIMATORS) + 5)]
     for name, result in results.items():
         rows = {(row["estimator"], row["policy"]): row for row in result["rows"]}
         for policy in POLICIES:
-            if (("oracle", policy)) not in rows:
+            if ("oracle", policy) not in rows:
                 continue
             cells = [f"{rows[(e, policy)]['jct_vs_oracle']:.3f}" if (e, policy) in rows else "" for e in ESTIMATORS]
             blind = [f"{rows[('none', p)]['avg_jct_s'] / rows[('oracle', policy)]['avg_jct_s']:.2f}"
                      for p in ("fifo", "tiresias")]
             lines.append(f"| {name} | {policy} | {rows[('oracle', policy)]['avg_jct_s']:,.0f} | "
                          + " | ".join(cells) + " | " + " | ".join(blind) + " |")
-    del columns
     return "\n".join(lines)
 
 

@@ -70,6 +70,8 @@ def test_several_hardware_targets_compare_placement_by_estimates_with_type_blind
     result = {(row["estimator"], row["policy"], row["gpu_type_choice"]): row
               for row in json.loads(capsys.readouterr().out)["rows"]}
     oracle_placed, oracle_blind = result[("oracle", "srtf", "estimated")], result[("oracle", "srtf", "blind")]
+    # each placement is judged against the oracle placed the same way
+    assert oracle_placed["jct_vs_oracle"] == 1 and oracle_blind["jct_vs_oracle"] == 1
     # a type three times slower: placing by the estimates beats ignoring them
     assert oracle_placed["avg_jct_s"] < oracle_blind["avg_jct_s"]
     assert ("lightgbm", "srtf", "blind") in result and ("none", "fifo", "blind") in result

@@ -37,10 +37,13 @@ class Experiment:
     prediction_mre: dict = field(default_factory=dict)
 
     def relative_to_oracle(self) -> None:
-        """Adds each row's average JCT over the oracle's under the same policy."""
-        oracle = {row["policy"]: row["avg_jct_s"] for row in self.rows if row["estimator"] == ORACLE}
+        """Adds each row's average JCT over the oracle's under the same policy and GPU-type choice
+        (the estimate-free policies: over the first oracle SRTF row's)."""
+        oracle = {(row["policy"], row["gpu_type_choice"]): row["avg_jct_s"]
+                  for row in self.rows if row["estimator"] == ORACLE}
+        srtf = next((jct for (policy, _), jct in oracle.items() if policy == "srtf"), None)
         for row in self.rows:
-            base = oracle.get(row["policy"], oracle.get("srtf"))
+            base = oracle.get((row["policy"], row["gpu_type_choice"]), srtf)
             row["jct_vs_oracle"] = row["avg_jct_s"] / base if base else float("nan")
 
     def to_dict(self) -> dict:

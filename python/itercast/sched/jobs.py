@@ -291,7 +291,7 @@ def read_sia(path) -> list[dict]:
 
 def _closest_config(times: IterationTimes, model: str, batch_per_replica: float) -> int:
     """The configuration of ``model`` whose batch size is closest (in log) to the replica's batch,
-    preferring the larger input when several share that batch size."""
+    the slowest (largest input) when several share that batch size."""
     candidates = np.flatnonzero(times.model == model)
     if len(candidates) == 0:
         raise ItercastError(f"{times.source}: no configuration of zoo model {model!r}, which a Sia application "
