@@ -75,17 +75,17 @@ Simulator::Simulator(std::vector<PoolSpec> pools, JobTable jobs, Config config, 
     for (int job = 0; job < n_; ++job) {
         int* order = &pool_order_[job * pool_count];
         int usable = 0;
+        int& fastest = fastest_pool_[job];  // the first of the fastest, in the cluster's pool order
         for (int pool = 0; pool < pool_count; ++pool) {
-            if (std::isfinite(duration_on(job, pool))) order[usable++] = pool;
+            if (!std::isfinite(duration_on(job, pool))) continue;
+            order[usable++] = pool;
+            if (fastest < 0 || duration_on(job, pool) < duration_on(job, fastest)) fastest = pool;
         }
         // ties keep the cluster's pool order
         const double* rank = jobs_.preference.empty()
                                  ? &jobs_.duration[static_cast<size_t>(job) * pool_count]
                                  : &jobs_.preference[static_cast<size_t>(job) * pool_count];
         std::stable_sort(order, order + usable, [&](int a, int b) { return rank[a] < rank[b]; });
-        fastest_pool_[job] = *std::min_element(order, order + usable, [&](int a, int b) {
-            return duration_on(job, a) < duration_on(job, b) || (duration_on(job, a) == duration_on(job, b) && a < b);
-        });
     }
 
     arrival_order_.resize(n);

@@ -141,8 +141,7 @@ def _type_preference(workload: Workload, cluster: Cluster, config: SimConfig, du
     if workload.type_estimates is None:
         raise SimConfigError(f"gpu_type_choice=estimated, but {workload.source} has no per-type estimates "
                              "(type_estimates)")
-    per_type = Workload(workload.job_ids, workload.submit, workload.gpus, workload.type_estimates, workload.gpu_types)
-    return _durations_by_pool(per_type, cluster)
+    return _by_pool(workload.type_estimates, workload.gpu_types, cluster)
 
 
 def _check_deadlines(config: SimConfig, workload: Workload) -> None:
@@ -209,11 +208,16 @@ def _placements(state: dict, cluster: Cluster) -> np.ndarray:
 
 def _durations_by_pool(workload: Workload, cluster: Cluster) -> np.ndarray:
     """Jobs x pools run times; inf where the workload has no time for a pool's GPU type."""
-    durations = np.full((len(workload), len(cluster.pools)), np.inf)
+    return _by_pool(workload.durations, workload.gpu_types, cluster)
+
+
+def _by_pool(per_type: np.ndarray, gpu_types: tuple[str, ...], cluster: Cluster) -> np.ndarray:
+    """A jobs x GPU-types column as jobs x pools; inf where a pool's GPU type has no figure."""
+    by_pool = np.full((len(per_type), len(cluster.pools)), np.inf)
     for column, pool in enumerate(cluster.pools):
-        if pool.gpu_type in workload.gpu_types:
-            durations[:, column] = workload.durations[:, workload.gpu_types.index(pool.gpu_type)]
-    return durations
+        if pool.gpu_type in gpu_types:
+            by_pool[:, column] = per_type[:, gpu_types.index(pool.gpu_type)]
+    return by_pool
 
 
 def _check_workload(workload: Workload) -> None:
