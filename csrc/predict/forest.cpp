@@ -617,8 +617,8 @@ void Forest::score_rows(const float* block, std::size_t rows, double* out) const
     // The general path (NaN in the rows, zero-as-missing or categorical splits).
     // G rows walk each tree in lockstep: G independent load chains for the core to overlap.
     // A group stops when all its rows sit in sinks; at worst after the tree's depth.
-    // (Measured on the CPU collection's boosters: G=16 with that early stop beat fixed-depth
-    // walks of 4, 8 or 16 rows, 32 rows, and one row at a time, by 7-30%.)
+    // (G=16 with that early stop beat fixed-depth walks, other group sizes and one row at a
+    // time on the CPU collection's boosters; docs/decisions.md.)
     constexpr std::size_t G = 16;
     const std::size_t f = static_cast<std::size_t>(num_features_);
     const Node* nodes = nodes_.data();
@@ -658,9 +658,8 @@ void Forest::score_rows(const float* block, std::size_t rows, double* out) const
 
 // A fast path for trees of more than 64 leaves: G rows (feature-major) through every tree; the
 // step is branch-free, n[] can live in registers, and the group stops once every row sits in a
-// sink. On the CPU collection's boosters (3,598 rows, 2 x 150 trees) 12.6 -> 11.1 ms CPU with the
-// early stop, against 17.6 ms for the general path; G=16 beat 8 and 32. Bit sets
-// (score_group_bits), for trees of up to 64 leaves, take 6.5 ms.
+// sink. Faster than the general path, with G=16 beating 8 and 32; bit sets (score_group_bits),
+// for trees of up to 64 leaves, are faster still (docs/decisions.md).
 void Forest::score_group_fast(const float* transposed, double* sum, std::int32_t* leaves) const {
     constexpr std::size_t G = kGroup;
     const FastNode* nodes = fast_.data();

@@ -1,14 +1,13 @@
 #pragma once
 // An allocator for large event columns that keeps their memory for the next
 // ones. A fresh mapping's pages are faulted in and zeroed by the kernel as the
-// scanner first writes them: on a VM that was a fifth of the time of scanning
-// an 87 MB trace (16,000 faults, 98 ms; reusing the pages, 76 ms). Allocations
-// of 2 MiB or more are therefore mapped on their own and, when freed, kept for
-// reuse up to kCachedBytes in all. Smaller ones use operator new.
+// scanner first writes them, a large share of scanning a big trace.
+// Allocations of 2 MiB or more are therefore mapped on their own and, when
+// freed, kept for reuse up to kCachedBytes in all. Smaller ones use operator new.
 //
 // Transparent huge pages (madvise MADV_HUGEPAGE) cut the faults too, but the
-// kernel may compact memory first: right after json.loads of the same trace
-// had been freed, the first scan took 225 ms instead of 95.
+// kernel may compact memory first, which stalled the scan right after a large
+// free. Figures for both: docs/decisions.md.
 #include <cstddef>
 #include <mutex>
 #include <new>

@@ -121,9 +121,8 @@ const char* Scanner::scan_events(const char* p, const char* end) {
 }
 
 // How far ahead of the event being parsed the scanner asks for the input's
-// cache lines. On the 2-core VM a plain SSE2 pass over an 87 MB trace streams
-// at 2.5 GB/s from memory against 12 GB/s from L2, so the scanner waits on
-// memory; prefetching 1-4 KiB ahead gave 5-8% (2 KiB chosen).
+// cache lines: on large traces the scanner waits on memory, and prefetching
+// 1-4 KiB ahead paid off (2 KiB chosen; figures in docs/decisions.md).
 constexpr ptrdiff_t kPrefetchBytes = 2048;
 
 // Prefetches the input up to kPrefetchBytes past p, each cache line once.

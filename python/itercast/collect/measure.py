@@ -28,9 +28,9 @@ class Protocol:
     profile_active: int = 3
     # Subnormal floats make CPU arithmetic 10-100x slower. On the collection's one fixed batch a
     # small model overfits (vgg11_bn at batch 2 reached a loss of 0.0) and its gradients turn
-    # subnormal at some step: steps then jumped from 45 ms to 850 ms at random, and the profiled
-    # steps, which come last, measured 15x the un-profiled ones. Flushed to zero, its steps stay
-    # at 40 ms. Real data does not hold a loss at zero: the slow steps were the protocol's artefact.
+    # subnormal at some step: its steps then slowed at random, and its profiled steps, which come
+    # last, most (docs/decisions.md). Real data does not hold a loss at zero: the slow steps were
+    # the protocol's artefact.
     flush_denormal: bool = True
     # The reference workload (ReferenceWorkload) is timed this many times before the warm-up steps and
     # as many after the un-profiled steps; 0 leaves the reference_* fields out.
@@ -85,14 +85,14 @@ def measure(config, protocol: Protocol, trace_dir: Path | None) -> dict:
 class ReferenceWorkload:
     """A fixed workload timed next to every configuration: the machine's speed at that moment.
 
-    A shared machine's speed wanders within a collection (on the 2-core CPU VM, two label passes of
-    the zoo disagreed by 6.4% on average, and by 4.8% once each was divided by the drift of other
-    models timed minutes around it), and that wandering is in the labels but in no trace. Three parts,
+    A shared machine's speed wanders within a collection (two label passes of the zoo disagreed less
+    once each was divided by the drift of other models timed minutes around it), and that wandering
+    is in the labels but in no trace. Three parts,
     each a few hundred microseconds to a millisecond, as training steps are made of them: arithmetic
     (a matmul), memory traffic (a 4 MiB add) and per-op overhead (a hundred tiny ops and a small
     autograd graph). The dataset divides each measurement by the slowdown its reference time tells
-    (predict.dataset.MachineSpeed): there a configuration's two measurements went from 7.4% to 6.1%
-    apart.
+    (predict.dataset.MachineSpeed), which brings a configuration's two measurements closer
+    (docs/decisions.md).
     """
 
     PARTS = ("compute", "memory", "overhead")

@@ -88,10 +88,10 @@ def collect(out_dir, models=None, batch_sizes=zoo.DEFAULT_BATCH_SIZES, input_siz
 
     ``worker_per_model``: each model's configurations run in a worker process of their own (a torch
     import, ~1 s, per model) instead of one worker for the whole grid. A worker reused over hundreds of
-    configurations carries its history from model to model (on the 2-core CPU VM bert_384 at batch 32
-    and 64 tokens profiled at 1.92x its un-profiled steps there, 1.02x in a fresh worker), but fresh
-    workers run small models' un-profiled steps faster (median 0.86x over the zoo), which the
-    predictor's reconciliation does not yet map (docs/collect.md): off by default until it does.
+    configurations carries its history from model to model (large configurations' profiled steps
+    inflated there, not in a fresh worker), but fresh workers run small models' un-profiled steps
+    faster, which the predictor's reconciliation does not yet map (docs/decisions.md): off by default
+    until it does.
 
     Returns the manifest rows of the requested grid, earlier runs' included.
     """
@@ -158,10 +158,9 @@ def label_pass_delay_warning(traces_finished, now: datetime) -> str | None:
     """A warning when label passes begin more than LATE_LABEL_PASS_S after the last trace was recorded.
 
     Drift that scales every step alike is divided out of each pass (predict.dataset.label_passes), but a
-    machine also drifts unevenly: on the 2-core CPU VM, two passes five hours after the traces ran
-    18% faster overall, steps under 5 ms 13% slower than that and 20-100 ms ones 8% faster, so their
-    median strayed 8.8% from the first pass (the passes 3.8% from each other) and the predictor's oracle,
-    which knows every traced op's time, went from 5.2% to 8.7% MRE (docs/collect.md).
+    machine also drifts unevenly: passes five hours after the traces moved short and long steps
+    differently, and the predictor's oracle, which knows every traced op's time, got markedly worse
+    against them (docs/decisions.md).
     """
     times = [datetime.fromisoformat(value) for value in traces_finished if value]
     if not times:

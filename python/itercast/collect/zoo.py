@@ -365,8 +365,7 @@ _add("xdeepfm", "recommender", "xdeepfm", "recommendation", "recsys:XDeepFM", LO
      dense=13, tables=26, rows=20_000, dim=16, cin=(128, 128), deep=(400, 400))
 
 # Size variants of the lines above (issue 6): by architecture the error fell with every architecture
-# added to training (five folds, 429 configurations: 15.5% with half of each fold's training
-# architectures, 12.8% with three quarters, 11.4% with all), so each line gets more points. Each is its
+# added to training (docs/decisions.md), so each line gets more points. Each is its
 # own model (the by-model split holds it out alone) but shares its line's `arch`, by which a split
 # holds out a whole line.
 _cnn("resnet26", "resnet", "cnn:resnet", block="basic", layers=(2, 3, 4, 3))
@@ -413,9 +412,8 @@ _add("ncf_large", "recommender", "ncf", "recommendation", "recsys:NeuralCollabor
      dense=0, tables=2, rows=100_000, dim=128, hidden=(512, 256, 128))
 
 
-# Size variants between and beyond the models above (issue 6, Dec 4): by architecture, five folds of the
-# 651 configurations, training on half of each fold's architectures gave 9.7% MRE against 7.4% with all
-# of them (fold seed 0; benchmarks/RESULTS.md, "37 more size variants"), and the held-out models missed
+# Size variants between and beyond the models above (issue 6, Dec 4): more training architectures still
+# lowered the error by architecture (docs/decisions.md), and the held-out models missed
 # most were those at a line's edge (mlp_4096x2, autoencoder_4096, gru_128x2, rnn_tanh_256x2,
 # wide_mlp_8192), whose ops no other model's resemble.
 _cnn("resnet10", "resnet", "cnn:resnet", block="basic", layers=(1, 1, 1, 1))

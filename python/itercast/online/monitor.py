@@ -4,7 +4,7 @@
 Monitor times every iteration (wall time between calls); every so often it
 starts a ``torch.profiler`` for one cycle of ``warmup`` + ``active`` steps and
 drops it afterwards, so between cycles a step costs a clock read and nothing
-else (a long-lived profiler's ``step()`` alone costs ~14 us here). Cycles
+else (a long-lived profiler's ``step()`` alone costs more; docs/decisions.md). Cycles
 keep to an overhead budget and spread out while the predictions stay the same
 (:class:`Cadence`). With the caller's own profiler it steps that one instead.
 
@@ -44,12 +44,11 @@ MEMORY_FILESYSTEM = Path("/dev/shm")
 # Un-profiled iterations the measured time is the median of.
 MEASURED_WINDOW = 64
 # Un-profiled iterations after a cycle whose extra time still counts in its cost (under a budget):
-# the profiler's teardown, colder caches and the prediction process beside the training slow them.
-# Measured on a 6.7 ms MLP step: about 7 ms over the 50 steps after each cycle, which had kept the
-# overhead at 1.7% when only the profiled steps were counted.
+# the profiler's teardown, colder caches and the prediction process beside the training slow them
+# (counting only the profiled steps overshot the budget; docs/decisions.md).
 TAIL_STEPS = 50
 # Half the 1% a user should not notice: what the Monitor cannot see (the prediction process's pressure
-# on shared caches and memory bandwidth) put a 6.7 ms MLP at 1.0% overhead with a 1% budget.
+# on shared caches and memory bandwidth) used up the rest with a 1% budget (docs/decisions.md).
 DEFAULT_MAX_OVERHEAD = 0.005
 # While predictions stay within 2% from one cycle to the next, cycles spread out twice as far each
 # time, up to 32 times ``every`` (6,400 steps at the default ``every``).

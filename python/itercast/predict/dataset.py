@@ -118,8 +118,8 @@ def label_passes(path: Path, pass_rows: list[tuple[int, dict]], first_pass: dict
     """Each configuration's step_ms from the collection's extra label passes (``pass_rows``, read from
     labels.csv at ``path``), each divided by ``slowdown`` of its row (the machine's then).
 
-    The traces were recorded in the manifest's pass, and a shared machine drifts between passes (this
-    VM ran a pass 7%, the next 8%, the next 13% slower than the first), so each pass is rescaled by its
+    The traces were recorded in the manifest's pass, and a shared machine drifts between passes (by
+    several percent a pass; docs/decisions.md), so each pass is rescaled by its
     median ratio to ``first_pass`` over the configurations both timed (when there are at least
     MIN_DRIFT_CONFIGS): the passes then average a configuration's own noise, not the machine's drift.
     """

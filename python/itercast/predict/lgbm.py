@@ -25,8 +25,7 @@ OBJECTIVES = ("l2", "log")
 # Half of each duration row's weight is its op's share of its iteration's time (see row_weights).
 DEFAULT_TIME_WEIGHT = 0.5
 # A sample of n ops weighs n ** this in both boosters' fits: between every op alike (1: long iterations
-# dominate) and every sample alike (0). By architecture (five folds, 609 configurations) 0.5 in the
-# duration fit took MRE from 10.3% to 9.7%, 0 to 9.8%; in the gap fit too, 9.6% (benchmarks/RESULTS.md).
+# dominate) and every sample alike (0). Why 0.5: docs/decisions.md.
 DEFAULT_SAMPLE_EXPONENT = 0.5
 LABELS = ("duration", "gap")
 
@@ -38,20 +37,15 @@ def default_label_params(rounds: int, linear_leaves: bool = True) -> dict[str, d
 
     A duration is close to linear in log FLOPs and log bytes within a kind of op, and a held-out
     architecture's ops are often larger than any the training set has: a constant leaf stops at the
-    edge of the data, a linear one goes on. By architecture (five folds, 651 CPU configurations,
-    fold seeds 0-5) linear leaves with an L2 penalty of 10 took MRE from 9.2% to 8.4%, better on
-    every draw; by line from 11.8% to 10.7%. On the gap booster they changed nothing (8.41% against
-    8.49% at seeds 0-2), so it keeps constant leaves (benchmarks/RESULTS.md). They cost prediction
+    edge of the data, a linear one goes on: linear leaves were more accurate by architecture and by
+    line; on the gap booster they changed nothing, so it keeps constant leaves. They cost prediction
     time: a leaf's output is a dot product over its ~5 features, not a constant. 120 linear trees
-    at 0.125 are as accurate as 150 at 0.1 (8.49% by architecture over six draws, 10.57% by line)
-    and score in four fifths of the time, which keeps an iteration under 1 ms; 100 at 0.15 cost
-    0.25 points by line. Once the roofline prior counted output bytes, an L2 penalty of 30 beat 10
-    (8.14% against 8.28% over six draws, better on five; 10.18% against 10.26% by line): the prior
-    extrapolates, the leaves' slopes need to less.
+    at 0.125 are as accurate as 150 at 0.1 and score in four fifths of the time, which keeps an
+    iteration near 1 ms. Once the roofline prior counted output bytes, an L2 penalty of 30 beat 10:
+    the prior extrapolates, the leaves' slopes need to less.
 
     Scoring cost is trees x splits x the leaf-set halves they touch, so this gap booster costs
-    an eighth of a 63-leaf, full-round one; by architecture (five folds, CPU collection) it is as
-    accurate (14.26% MRE against 14.31%, benchmarks/RESULTS.md).
+    an eighth of a 63-leaf, full-round one, and is as accurate. Figures: docs/decisions.md.
     """
     gap = {"gap": {"num_leaves": 31, "learning_rate": 0.2, "rounds": max(1, rounds // 2)}}
     if not linear_leaves:
@@ -115,10 +109,8 @@ class WindowLGBM:
 
     A booster with linear leaves reads each feature within the range of its training rows
     (:meth:`NativeBooster.set_linear_bounds`): beyond it, a leaf's slope fitted on the data's edge went
-    on (the bandwidth of an in-place add falling from 22 to 14 GB/s between 1 and 100 MB took the
-    8192-wide MLP's 540 MB adds to 1.5x their time), where the roofline prior extrapolates by the work.
-    By architecture (five folds, 651 CPU configurations) MRE 7.64% -> 7.57% over six fold draws,
-    9.66% -> 9.52% by line (benchmarks/RESULTS.md).
+    on (an in-place add's falling bandwidth in training carried past the largest training tensor), where
+    the roofline prior extrapolates by the work (docs/decisions.md).
     """
 
     name = "lightgbm"

@@ -15,9 +15,7 @@ An op's bytes are at least the bytes it outputs (``bytes_from_output``): the
 trace gives no operands for some autograd nodes, so their bytes column is 0
 although they write a whole tensor (EmbeddingBagBackward's dense gradient of
 the table), and their prior stayed at the group's constant however large the
-table. By architecture (five folds, 651 CPU configurations, fold seeds 0-5)
-this took MRE from 8.49% to 8.28%, better on every draw; ncf_large, whose
-tables are 4x the largest in training, from -39% to -11% (seeds 0-2).
+table. What counting output bytes bought: docs/decisions.md.
 """
 
 from __future__ import annotations

@@ -29,9 +29,8 @@ AGGREGATES = 24
 NEIGHBOUR_FEATURES = ("is_op", "class", "log_flops", "log_bytes")
 # The same in every row of an iteration: log(1 + sum) over its ops of their bytes, their FLOPs, and the
 # bytes of its optimizer-phase ops (parameters and their state). On a CPU an op's time depends on what
-# else the iteration keeps in cache, which no 12-op window shows: by architecture (five folds, 429
-# configurations) these three took MRE from 15.1% to 13.1%; adding the op count or the largest op did
-# worse (benchmarks/RESULTS.md, "Iteration context and a head/tail model").
+# else the iteration keeps in cache, which no 12-op window shows. Why these three and not other
+# totals: docs/decisions.md.
 CONTEXT_FEATURES = ("iteration.log_bytes", "iteration.log_flops", "iteration.log_optimizer_bytes")
 
 
