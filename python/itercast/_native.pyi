@@ -157,8 +157,6 @@ def forest_kernel(kernel: Literal["auto", "portable"] | None = None) -> Literal[
     """The bit-set kernel scoring forests of <= 64-leaf trees; 'portable' forces the portable one, 'auto' picks
     AVX-512 where the SIMD level (build_info()['simd']) is AVX-512."""
 
-def unique_rows(x: npt.NDArray[np.generic]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
-
 # ---- predict: model rows from window rows (csrc/predict/op_rows, register_rows.cpp) ----
 # itercast.predict.rows is the public interface to it.
 

@@ -92,9 +92,6 @@ class Dataset:
     def hardware_keys(self) -> list[str]:
         return sorted({c.hardware for c in self.configs})
 
-    def for_hardware(self, key: str) -> "Dataset":
-        return Dataset([c for c in self.configs if c.hardware == key], self.source, self.machine_speed)
-
 
 def _milliseconds(row: dict, column: str, path: Path, line: int) -> float:
     """A measured time of a row with status ok: a positive, finite number (a zero or NaN label would

@@ -60,10 +60,3 @@ class NativeBooster:
         """``Booster.predict(x[rows], raw_score=raw_score)``; x is converted to float32 C order if it is not."""
         return self._forest.predict(x, rows, raw_score=raw_score)
 
-
-def unique_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(first, inverse): the first row of each distinct row of x (equal bytes), and each row's distinct index.
-
-    ``x[first][inverse]`` equals x.
-    """
-    return _native.unique_rows(np.ascontiguousarray(x))

@@ -196,7 +196,7 @@ class WindowLGBM:
         """Per sample: summed predicted durations and summed predicted gaps of its ops, ns.
 
         Every row is scored: byte-identical rows are rare (on the CPU collection none, as the
-        window's start position is a feature), so finding them (:func:`unique_rows`) costs more than it saves.
+        window's start position is a feature), so finding them costs more than it saves.
         """
         rows = rows_of(samples, PREDICT_ROWS[self.predict_rows], labels=False)
         durations, gaps = op_sums(rows, np.stack([self._predict(label, rows.x) for label in LABELS]), len(samples))
