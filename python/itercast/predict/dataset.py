@@ -244,6 +244,15 @@ class TraceSample:
         return iteration_totals(self.windows)
 
 
+def measured_op_parts(samples: Sequence[TraceSample]) -> tuple[np.ndarray, np.ndarray]:
+    """Per sample: the trace's summed op durations and summed gaps, ns: each op's window labels once,
+    read without building its feature rows (every training reconciles from these)."""
+    from itercast.predict.rows import central_pair_per_op
+
+    sums = np.array([s.windows.y[central_pair_per_op(s.windows)].sum(axis=0) for s in samples]).reshape(-1, 2)
+    return sums[:, 0], sums[:, 1]
+
+
 def _slowdown(config: Config | None) -> float:
     return config.slowdown if config is not None else 1.0
 

@@ -122,6 +122,7 @@ class WindowLGBM:
     """
 
     name = "lightgbm"
+    separates_gaps = True
 
     def __init__(self, objective: str = "log", rounds: int = DEFAULT_ROUNDS, params: dict | None = None, seed: int = 0,
                  rows: str = "one", predict_rows: str = "central", roofline: bool = True,
@@ -218,10 +219,9 @@ class WindowLGBM:
                     roofline=data["roofline"] is not None, label_params=data["label_params"],
                     time_weight=data["time_weight"], sample_exponent=data["sample_exponent"])
         if model.use_roofline:
-            # absent in files of version 3 and before, whose priors read the bytes column alone
-            model.roofline = Roofline.from_list(data["roofline"], data.get("roofline_bytes_from_output", False))
+            model.roofline = Roofline.from_list(data["roofline"], data["roofline_bytes_from_output"])
         model.boosters = {label: NativeBooster(text, label) for label, text in data["boosters"].items()}
-        for label, (low, high) in data.get("linear_bounds", {}).items():  # absent before model file version 6
+        for label, (low, high) in data["linear_bounds"].items():
             model.boosters[label].set_linear_bounds(low, high)
         return model
 
