@@ -10,7 +10,7 @@ from shared_data import vendored
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from itercast.features import WindowStream, windows
+from itercast.features import WindowCollector, windows
 from itercast.timeline import FEATURE_COLUMNS, read_timeline
 
 TRACE = vendored("traces/hta/trace_filter/sampled_rank-0.json.gz")
@@ -96,7 +96,7 @@ def test_labels_averaged_over_covering_windows_sum_back_to_op_time():
 def test_streaming_with_random_chunks_is_bit_identical(sizes):
     raw = gzip.decompress(TRACE.read_bytes())
     whole = windows(raw)
-    stream, position, index = WindowStream(), 0, 0
+    stream, position, index = WindowCollector(), 0, 0
     while position < len(raw):
         size = sizes[index % len(sizes)]
         assert stream.feed(raw[position:position + size]) is None
@@ -106,23 +106,27 @@ def test_streaming_with_random_chunks_is_bit_identical(sizes):
         np.testing.assert_array_equal(getattr(batch, name), getattr(whole, name))
 
 
-def test_stream_callback_and_bad_arguments():
-    seen = []
-    stream = WindowStream(width=4, stride=2, on_windows=seen.append)
+def test_collected_windows_and_bad_arguments():
+    stream = WindowCollector(width=4, stride=2)
     stream.feed(cpu_trace([9]))
-    batch = stream.close()
-    assert seen and seen[0] is batch and len(batch) == 4
+    assert stream.close().index[:, 1].tolist() == [0, 2, 4, 6]
     with pytest.raises(ValueError, match="stride"):
         windows(CPU_TRACE, width=4, stride=5)
 
 
-def test_trace_stream_with_a_width_streams_windows():
-    import itercast
+def test_the_trace_reader_does_not_import_the_features():
+    """trace.py reads events, features.py builds on it: TraceStream makes no windows."""
+    import ast
 
-    stream = itercast.TraceStream(width=4, stride=2)
-    assert isinstance(stream, WindowStream)
-    stream.feed(cpu_trace([9]))
-    assert stream.close().index[:, 1].tolist() == [0, 2, 4, 6]
+    import itercast
+    import itercast.trace
+
+    tree = ast.parse(Path(itercast.trace.__file__).read_text())
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert "itercast.features" not in imported
+    with pytest.raises(TypeError):
+        itercast.TraceStream(width=4, stride=2)
 
 
 def test_docs_list_every_feature_column():
