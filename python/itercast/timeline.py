@@ -151,13 +151,6 @@ def canonical_names(names) -> list[str]:
     return [_native.canonical_op_name(name) for name in names]
 
 
-def feature_table_markdown() -> str:
-    """The per-op feature columns as a Markdown table (docs/features.md holds a copy)."""
-    rows = ["| # | column | meaning |", "|---|---|---|"]
-    rows += [f"| {i} | `{name}` | {meaning} |" for i, (name, meaning) in enumerate(FEATURE_COLUMNS)]
-    return "\n".join(rows) + "\n"
-
-
 def read_timeline(source: Source, chunk_size: int = CHUNK_SIZE) -> Timeline:
     """Scans a trace (path or bytes) into its operator :class:`Timeline`."""
     native = _native.Timeline()
