@@ -257,7 +257,7 @@ class TraceStream:
 
     Each ``feed`` returns the events completed by that chunk as a dict of numpy
     columns; string ids index :attr:`strings`, which grows as names appear.
-    For sliding-window features see :class:`itercast.features.WindowStream`.
+    For sliding-window features see :class:`itercast.features.WindowCollector`.
     """
 
     def __init__(self, name: str | None = None, size_hint: int = 0):

@@ -1,4 +1,4 @@
-"""LightGBM models scored by the native evaluator (csrc/predict/forest.cpp), without lightgbm.
+"""LightGBM models scored by the native evaluator (csrc/predict/forest*.cpp), without lightgbm.
 
 A :class:`NativeBooster` is read from a booster's text (``Booster.model_to_string()``)
 and predicts what ``Booster.predict`` would, for float32 rows: the same trees,
