@@ -8,7 +8,7 @@ Goals: the timeline within 1.5x of the scanner's time; file -> windows >= 1 GB/s
 
 from conftest import record_throughput
 from itercast import _native
-from itercast.features import WindowStream
+from itercast.features import WindowCollector
 from itercast.trace import iter_chunks
 
 ROUNDS = 3
@@ -31,7 +31,7 @@ def timeline(data: bytes, width: int = 0) -> int:
 
 def live_windows(data: bytes) -> int:
     """The streaming path as a live consumer runs it: 64 KiB chunks as they would arrive."""
-    stream = WindowStream()
+    stream = WindowCollector()
     for chunk in iter_chunks(data, 1 << 16):
         stream.feed(chunk)
     return len(stream.close())

@@ -10,7 +10,7 @@ from shared_data import vendored
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from itercast.features import WindowStream, windows
+from itercast.features import WindowCollector, windows
 from itercast.timeline import FEATURE_COLUMNS, read_timeline
 
 TRACE = vendored("traces/hta/trace_filter/sampled_rank-0.json.gz")
@@ -96,7 +96,7 @@ def test_labels_averaged_over_covering_windows_sum_back_to_op_time():
 def test_streaming_with_random_chunks_is_bit_identical(sizes):
     raw = gzip.decompress(TRACE.read_bytes())
     whole = windows(raw)
-    stream, position, index = WindowStream(), 0, 0
+    stream, position, index = WindowCollector(), 0, 0
     while position < len(raw):
         size = sizes[index % len(sizes)]
         assert stream.feed(raw[position:position + size]) is None
@@ -106,27 +106,40 @@ def test_streaming_with_random_chunks_is_bit_identical(sizes):
         np.testing.assert_array_equal(getattr(batch, name), getattr(whole, name))
 
 
-def test_stream_callback_and_bad_arguments():
-    seen = []
-    stream = WindowStream(width=4, stride=2, on_windows=seen.append)
+def test_collected_windows_and_bad_arguments():
+    stream = WindowCollector(width=4, stride=2)
     stream.feed(cpu_trace([9]))
-    batch = stream.close()
-    assert seen and seen[0] is batch and len(batch) == 4
+    assert stream.close().index[:, 1].tolist() == [0, 2, 4, 6]
     with pytest.raises(ValueError, match="stride"):
         windows(CPU_TRACE, width=4, stride=5)
 
 
-def test_trace_stream_with_a_width_streams_windows():
+def test_the_trace_reader_does_not_import_the_features():
+    """trace.py reads events, features.py builds on it: TraceStream makes no windows."""
+    import ast
+
     import itercast
+    import itercast.trace
 
-    stream = itercast.TraceStream(width=4, stride=2)
-    assert isinstance(stream, WindowStream)
-    stream.feed(cpu_trace([9]))
-    assert stream.close().index[:, 1].tolist() == [0, 2, 4, 6]
+    tree = ast.parse(Path(itercast.trace.__file__).read_text())
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert "itercast.features" not in imported
+    with pytest.raises(TypeError):
+        itercast.TraceStream(width=4, stride=2)
 
 
-def test_docs_list_every_feature_column():
-    from itercast.timeline import feature_table_markdown
+def test_docs_features_md_is_generated_from_the_native_schema():
+    """scripts/features-doc rewrites the generated parts; run it after changing the schema."""
+    from itercast.schema_doc import SECTIONS, block_names, render
 
-    docs = Path(__file__).resolve().parent.parent / "docs" / "features.md"
-    assert feature_table_markdown() in docs.read_text()
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "features.md").read_text()
+    assert render(docs) == docs
+    assert sorted(block_names(docs)) == sorted(SECTIONS)
+
+
+def test_a_stale_generated_part_is_rewritten():
+    from itercast.schema_doc import render
+
+    stale = "<!-- generated: schema-version -->\nSchema version: 0\n<!-- end generated -->\n"
+    assert render(stale) != stale and render(render(stale)) == render(stale)

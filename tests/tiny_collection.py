@@ -15,8 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
-MANIFEST_COLUMNS = ["config_id", "model", "family", "device", "device_name", "cpu_model", "threads",
-                    "trace_path", "step_ms", "profiled_step_ms", "batch_size", "status"]
+from itercast.collect.manifest import COLUMNS
+
+MANIFEST_COLUMNS = list(COLUMNS)  # the collector's; those a row leaves out are written empty
 BATCH_SIZES = (2, 8)
 
 

@@ -8,7 +8,6 @@
 #include "bindings/numpy_util.hpp"
 #include "bindings/register.hpp"
 #include "predict/forest.hpp"
-#include "predict/unique_rows.hpp"
 
 namespace py = pybind11;
 
@@ -91,19 +90,6 @@ py::array_t<double> predict(const Forest& forest, const Rows& x, const py::objec
     return to_numpy(std::move(out));
 }
 
-py::tuple unique_rows(const py::array& x) {
-    if (x.ndim() != 2) throw py::value_error("unique_rows: x must be a 2-D array");
-    if (!(x.flags() & py::array::c_style)) throw py::value_error("unique_rows: x must be C-contiguous");
-    const auto rows = static_cast<std::size_t>(x.shape(0));
-    const auto row_bytes = static_cast<std::size_t>(x.shape(1)) * static_cast<std::size_t>(x.itemsize());
-    predict::UniqueRows result;
-    {
-        py::gil_scoped_release release;
-        result = predict::unique_rows(x.data(), rows, row_bytes, row_bytes);
-    }
-    return py::make_tuple(to_numpy(std::move(result.first)), to_numpy(std::move(result.inverse)));
-}
-
 }  // namespace
 
 void register_forest(py::module_& m) {
@@ -157,9 +143,6 @@ void register_forest(py::module_& m) {
         "The bit-set kernel scoring forests of trees with <= 64 leaves: 'avx512' or 'portable'. "
         "'portable' forces the portable kernel, 'auto' picks AVX-512 where the SIMD level is AVX-512 "
         "(the CPU's best, capped by $ITERCAST_SIMD).");
-
-    m.def("unique_rows", &unique_rows, py::arg("x"),
-          "(first, inverse): the first row of each distinct row (by bytes) and, per row, its distinct index.");
 }
 
 }  // namespace itercast::bindings

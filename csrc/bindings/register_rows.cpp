@@ -115,20 +115,19 @@ py::tuple roofline_terms(const Floats& x, std::size_t class_begin, std::size_t c
     return py::make_tuple(group, flops, bytes);
 }
 
+template <std::size_t N>
+py::tuple names(const std::array<const char*, N>& values) {
+    py::tuple out(N);
+    for (std::size_t i = 0; i < N; ++i) out[i] = py::str(values[i]);
+    return out;
+}
+
 }  // namespace
 
 void register_rows(py::module_& m) {
     py::register_exception<predict::RowsError>(m, "RowsError", PyExc_ValueError);
 
     py::class_<RowLayout>(m, "RowLayout", "Where a model row's parts sit in window rows and op feature blocks")
-        .def(py::init([](std::size_t op_features, std::size_t aggregates, std::size_t class_begin,
-                         std::size_t class_end, std::size_t log_flops, std::size_t log_bytes,
-                         std::size_t optimizer_phase, std::size_t log_nested_ops) {
-                 return RowLayout{op_features, aggregates, class_begin, class_end,
-                                  log_flops,   log_bytes,  optimizer_phase, log_nested_ops};
-             }),
-             py::arg("op_features"), py::arg("aggregates"), py::arg("class_begin"), py::arg("class_end"),
-             py::arg("log_flops"), py::arg("log_bytes"), py::arg("optimizer_phase"), py::arg("log_nested_ops"))
         .def_readonly("op_features", &RowLayout::op_features)
         .def_readonly("aggregates", &RowLayout::aggregates)
         .def_readonly("class_begin", &RowLayout::class_begin)
@@ -137,7 +136,15 @@ void register_rows(py::module_& m) {
         .def_readonly("log_bytes", &RowLayout::log_bytes)
         .def_readonly("optimizer_phase", &RowLayout::optimizer_phase)
         .def_readonly("log_nested_ops", &RowLayout::log_nested_ops)
-        .def_property_readonly("columns", &RowLayout::columns);
+        .def_property_readonly("columns", &RowLayout::columns)
+        .def_property_readonly_static("neighbour_features", [](py::object) { return names(RowLayout::kNeighbourFeatureNames); },
+                                      "What a row shows of the ops before and after it, in order.")
+        .def_property_readonly_static("position_columns", [](py::object) { return names(RowLayout::kPositionColumnNames); },
+                                      "The columns of the op's place in its window, in order.")
+        .def_property_readonly_static("context_columns", [](py::object) { return names(RowLayout::kContextColumnNames); },
+                                      "The columns every row of an iteration shares (its totals), in order.");
+    m.def("row_layout", &predict::schema_row_layout, py::return_value_policy::copy,
+          "The RowLayout of the feature schema: where model rows find their parts in window rows.");
 
     m.def("iteration_totals", &iteration_totals, py::arg("x"), py::arg("index"), py::arg("width"), py::arg("window"),
           py::arg("position"), py::arg("layout"),

@@ -7,6 +7,7 @@
 #include "bindings/register.hpp"
 #include "bindings/scan_session.hpp"
 #include "features/timeline_windows.hpp"
+#include "timeline/feature_schema.hpp"
 #include "timeline/timeline.hpp"
 
 namespace py = pybind11;
@@ -167,6 +168,7 @@ private:
 void register_timeline(py::module_& m) {
     m.def("canonical_op_name", [](const std::string& name) { return timeline::canonical_op_name(name); },
           "The op name the features see (autograd prefix and node version removed).");
+    m.attr("FEATURE_SCHEMA_VERSION") = py::int_(timeline::kFeatureSchemaVersion);
     m.def("feature_columns", [] {
         py::list out;
         for (const auto& column : timeline::feature_columns()) out.append(py::make_tuple(column.name, column.meaning));

@@ -2,13 +2,15 @@
 // Model rows from window rows: one row per (window, position) pair, the op at that
 // position seen from that window. Prediction builds one row per op of an iteration
 // every step, so this is written once, into the caller's buffer, with no temporaries.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 
 namespace itercast::predict {
 
-// Where things are in a window row and in an op's feature block (python/itercast/predict/rows.py owns it).
+// Where things are in a window row and in an op's feature block; schema_row_layout() is the one the
+// feature schema lays out (python/itercast/predict/rows.py reads it from there).
 struct RowLayout {
     std::size_t op_features = 0;  // F: floats per op block after its is_op flag
     std::size_t aggregates = 0;   // window aggregates right after the width op blocks
@@ -19,9 +21,16 @@ struct RowLayout {
     std::size_t optimizer_phase = 0;  // 1 for an op of the optimizer phase
     std::size_t log_nested_ops = 0;   // log(1 + framework ops recorded inside the op)
 
-    static constexpr std::size_t kNeighbourFeatures = 4;  // is_op, class, log_flops, log_bytes
-    static constexpr std::size_t kPositionColumns = 3;    // position, window_ops, relative_position
-    static constexpr std::size_t kContextColumns = 3;     // IterationTotals::context
+    // The names of a row's columns after the op's features and its window's aggregates.
+    static constexpr std::array<const char*, 4> kNeighbourFeatureNames = {"is_op", "class", "log_flops",
+                                                                          "log_bytes"};
+    static constexpr std::array<const char*, 3> kPositionColumnNames = {"position", "window_ops",
+                                                                        "relative_position"};
+    static constexpr std::array<const char*, 3> kContextColumnNames = {  // IterationTotals::context
+        "iteration.log_bytes", "iteration.log_flops", "iteration.log_optimizer_bytes"};
+    static constexpr std::size_t kNeighbourFeatures = kNeighbourFeatureNames.size();
+    static constexpr std::size_t kPositionColumns = kPositionColumnNames.size();
+    static constexpr std::size_t kContextColumns = kContextColumnNames.size();
     std::size_t columns() const {
         return op_features + aggregates + 2 * kNeighbourFeatures + kPositionColumns + kContextColumns;
     }
@@ -31,6 +40,10 @@ class RowsError : public std::invalid_argument {
 public:
     using std::invalid_argument::invalid_argument;
 };
+
+// The layout of the feature schema (timeline::feature_columns() and the window aggregates), found by
+// column name. Throws std::logic_error if the schema lacks a column rows read, or splits the class one-hot.
+const RowLayout& schema_row_layout();
 
 struct WindowArrays {
     const float* x = nullptr;             // windows x row_width

@@ -15,7 +15,7 @@ constexpr int kShapeDims = 4;
 constexpr std::string_view kAutogradPrefix = "autograd::engine::evaluate_function: ";
 
 // Common ops (canonical names) with a column of their own. Append only:
-// reordering changes the feature schema (bump FEATURE_SCHEMA_VERSION in python/itercast/timeline.py).
+// reordering changes the feature schema (bump kFeatureSchemaVersion in timeline/feature_schema.hpp).
 const std::vector<std::string_view>& vocabulary() {
     static const std::vector<std::string_view> names = {
         "aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear",

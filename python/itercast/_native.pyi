@@ -50,6 +50,7 @@ class Scanner(_ScanSession):
 # ---- timeline and windows (csrc/timeline, csrc/features, register_timeline.cpp) ----
 
 def canonical_op_name(name: str) -> str: ...
+FEATURE_SCHEMA_VERSION: int
 def feature_columns() -> list[tuple[str, str]]: ...
 
 class Timeline(_ScanSession):
@@ -157,8 +158,6 @@ def forest_kernel(kernel: Literal["auto", "portable"] | None = None) -> Literal[
     """The bit-set kernel scoring forests of <= 64-leaf trees; 'portable' forces the portable one, 'auto' picks
     AVX-512 where the SIMD level (build_info()['simd']) is AVX-512."""
 
-def unique_rows(x: npt.NDArray[np.generic]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
-
 # ---- predict: model rows from window rows (csrc/predict/op_rows, register_rows.cpp) ----
 # itercast.predict.rows is the public interface to it.
 
@@ -168,17 +167,6 @@ class RowsError(ValueError):
 class RowLayout:
     """Where a model row's parts sit in window rows and op feature blocks."""
 
-    def __init__(
-        self,
-        op_features: int,
-        aggregates: int,
-        class_begin: int,
-        class_end: int,
-        log_flops: int,
-        log_bytes: int,
-        optimizer_phase: int,
-        log_nested_ops: int,
-    ) -> None: ...
     @property
     def op_features(self) -> int: ...
     @property
@@ -197,6 +185,15 @@ class RowLayout:
     def log_nested_ops(self) -> int: ...
     @property
     def columns(self) -> int: ...
+    @property
+    def neighbour_features(self) -> tuple[str, ...]: ...
+    @property
+    def position_columns(self) -> tuple[str, ...]: ...
+    @property
+    def context_columns(self) -> tuple[str, ...]: ...
+
+def row_layout() -> RowLayout:
+    """The RowLayout of the feature schema (op feature columns and window aggregates)."""
 
 def iteration_totals(
     x: npt.NDArray[np.float32],

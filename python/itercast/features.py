@@ -1,7 +1,7 @@
 """Sliding-window features over each iteration's op sequence (ETS: width 12, stride 3).
 
-``windows(path)`` gives the arrays a model trains on; :class:`WindowStream`
-takes bytes as they arrive. Windows never cross iterations; a short last
+``windows(path)`` gives the arrays a model trains on; :class:`WindowCollector`
+takes bytes as they arrive and gives the windows at the end. Windows never cross iterations; a short last
 window is padded with all-zero blocks whose ``is_op`` flag is 0, so padding
 can never be mistaken for an op.
 """
@@ -9,13 +9,12 @@ can never be mistaken for an op.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
 from itercast import _native
-from itercast.errors import TraceFormatError
-from itercast.trace import CHUNK_SIZE, Source, _format_error, scan_source
+from itercast.trace import CHUNK_SIZE, ScanSession, Source, scan_source
 
 DEFAULT_WIDTH = 12
 DEFAULT_STRIDE = 3
@@ -88,39 +87,29 @@ def timeline_and_windows(source: Source, width: int = DEFAULT_WIDTH, stride: int
     return Timeline(native, name), _take(native, width, stride)
 
 
-class WindowStream:
-    """Bytes in, windows out: ``feed()`` chunks of any size, ``close()`` at the end.
+class WindowCollector:
+    """Bytes in as they arrive, windows out at the end: ``feed()`` chunks of any size, then ``close()``.
 
-    A window leaves as soon as the ops it covers are final. Kineto writes every
-    host event before every GPU event, so in a profiler file that is when the
-    file ends; ``on_windows`` (if given) is called with each non-empty batch.
+    Batch-only: no window comes out before ``close()``. An iteration's op labels (durations, gaps)
+    take its device work, and Kineto writes every host event before every GPU event, so in a
+    profiler file no iteration is known complete before the file ends. What feeding as the file is
+    written saves is the time to scan it: ``close()`` then only links and windows
+    (docs/features.md, "Windows from a file being written").
     """
 
-    def __init__(self, width: int = DEFAULT_WIDTH, stride: int = DEFAULT_STRIDE,
-                 extra: Sequence[float] = (), on_windows: Callable[[Windows], None] | None = None,
+    def __init__(self, width: int = DEFAULT_WIDTH, stride: int = DEFAULT_STRIDE, extra: Sequence[float] = (),
                  name: str | None = None):
         self.width, self.stride, self.name = width, stride, name
         self._native = _native_timeline(width, stride, extra)
-        self._on_windows = on_windows
+        self._session = ScanSession(self._native, name)
 
-    def feed(self, data) -> Windows | None:
-        try:
-            self._native.feed(data)
-        except _native.ParseError as error:
-            raise _format_error(error, self.name) from None
-        return None  # no window is final before the stream ends (see the class docstring)
+    def feed(self, data) -> None:
+        self._session.feed(data)
 
     def close(self) -> Windows:
-        try:
-            self._native.finish()
-        except _native.ParseError as error:
-            raise _format_error(error, self.name) from None
-        if not self._native.saw_trace_events:
-            raise TraceFormatError("no traceEvents array: not a Kineto trace", path=self.name)
-        batch = _take(self._native, self.width, self.stride)
-        if self._on_windows is not None and len(batch):
-            self._on_windows(batch)
-        return batch
+        """Every window of the trace."""
+        self._session.finish()
+        return _take(self._native, self.width, self.stride)
 
     def timeline(self):
         """The operator :class:`~itercast.timeline.Timeline` of the stream, once closed."""

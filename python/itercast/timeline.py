@@ -20,15 +20,9 @@ from itercast.trace import CHUNK_SIZE, MISSING, Source, scan_source
 PHASES = ("forward", "backward", "optimizer")
 #: (name, meaning) of every per-op feature column, in order.
 FEATURE_COLUMNS: list[tuple[str, str]] = _native.feature_columns()
-#: Version of the feature layout and meaning; models record it and refuse another.
-#: 3: recurrent layers' backward ops get FLOPs.
-#: 4: ... from their weights (the nested layer backward), not from the output gradient alone.
-#: 5: a dropout with p = 0 costs nothing (no FLOPs, no bytes).
-#: 6: scaled_dot_product_attention is costed by the kernel nested in it.
-#: 7: log_output_bytes, the bytes of the tensors an op creates.
-#: 8: an autograd node's shapes are those of the first op it runs with two tensor operands.
-#: 9: a recurrent cell called per time step (lstm_cell, gru_cell, ...) is a matrix product, not a layer.
-FEATURE_SCHEMA_VERSION = 9
+#: Version of the feature layout and meaning; models record it and refuse another (its history:
+#: csrc/timeline/feature_schema.hpp).
+FEATURE_SCHEMA_VERSION: int = _native.FEATURE_SCHEMA_VERSION
 
 
 @dataclass(frozen=True)
@@ -155,13 +149,6 @@ class Timeline:
 def canonical_names(names) -> list[str]:
     """Op names as the features see them (autograd wrapper prefix and node version removed)."""
     return [_native.canonical_op_name(name) for name in names]
-
-
-def feature_table_markdown() -> str:
-    """The per-op feature columns as a Markdown table (docs/features.md holds a copy)."""
-    rows = ["| # | column | meaning |", "|---|---|---|"]
-    rows += [f"| {i} | `{name}` | {meaning} |" for i, (name, meaning) in enumerate(FEATURE_COLUMNS)]
-    return "\n".join(rows) + "\n"
 
 
 def read_timeline(source: Source, chunk_size: int = CHUNK_SIZE) -> Timeline:

@@ -170,42 +170,32 @@ class TraceSummary:
 
 def summarise_trace(source: Source, chunk_size: int = CHUNK_SIZE) -> TraceSummary:
     """Streams a trace (as :func:`read_trace` takes it) keeping only counts and ProfilerStep spans."""
-    session = _SummarySession(source_name(source))
-    name = scan_source(session, source, chunk_size)
-    stream = session.stream
-    steps = Trace(session.step_columns(), stream.strings, stream.metadata(), stream.bytes_fed, name)
-    return TraceSummary(stream.bytes_fed, stream.events, _category_names(session.counts, stream.strings),
+    stream = TraceStream(source_name(source))  # errors name the file
+    summary = _StepCounts(stream)
+    stream.session.scan(source, chunk_size, after_each=lambda: summary.reduce(stream.take_events()))
+    steps = Trace(summary.step_columns(), stream.strings, stream.metadata(), stream.bytes_fed, stream.name)
+    return TraceSummary(stream.bytes_fed, stream.events, _category_names(summary.counts, stream.strings),
                         steps.profiler_steps(), steps.devices)
 
 
-class _SummarySession:
-    """A TraceStream whose event batches are reduced to counts and step candidates as they come."""
+class _StepCounts:
+    """Event batches of a TraceStream reduced to counts and step candidates as they come."""
 
     STEP_COLUMNS = ("ph", "cat", "name", "ts_ns", "dur_ns")
 
-    def __init__(self, name: str | None):
-        self.stream = TraceStream(name)  # errors name the file
+    def __init__(self, stream: "TraceStream"):
+        self.stream = stream
         self.counts: dict[int, int] = {}
         self._steps: list[dict[str, np.ndarray]] = []
         self._step_name_ids: set[int] = set()
         self._names_seen = 0
-
-    @property
-    def saw_trace_events(self) -> bool:
-        return self.stream.saw_trace_events
-
-    def feed(self, chunk) -> None:
-        self._reduce(self.stream.feed(chunk))
-
-    def finish(self) -> None:
-        self._reduce(self.stream.close())
 
     def step_columns(self) -> dict[str, np.ndarray]:
         if not self._steps:
             return {column: np.zeros(0, dtype=np.int64) for column in self.STEP_COLUMNS}
         return {column: np.concatenate([batch[column] for batch in self._steps]) for column in self.STEP_COLUMNS}
 
-    def _reduce(self, columns: dict[str, np.ndarray]) -> None:
+    def reduce(self, columns: dict[str, np.ndarray]) -> None:
         if not len(columns["ts_ns"]):
             return
         for key, count in _count_category_keys(columns).items():
@@ -219,37 +209,75 @@ class _SummarySession:
             self._steps.append({column: columns[column][keep] for column in self.STEP_COLUMNS})
 
 
+class ScanSession:
+    """A native scanning session (a ``_native.Scanner`` or ``_native.Timeline``) fed from Python, as C++'s
+    ScanSession is: every reader here goes through one, so parse errors read alike.
+
+    A parse error becomes :class:`TraceFormatError` (:class:`TraceTruncatedError` for a document cut
+    short) naming the source; a document without a traceEvents array is refused when it ends.
+    """
+
+    def __init__(self, native, name: str | None = None):
+        self.native, self.name = native, name
+
+    def feed(self, data) -> None:
+        try:
+            self.native.feed(data)
+        except _native.ParseError as error:
+            raise _format_error(error, self.name) from None
+
+    def finish(self) -> None:
+        try:
+            self.native.finish()
+        except _native.ParseError as error:
+            raise _format_error(error, self.name) from None
+        if not self.native.saw_trace_events:
+            raise TraceFormatError("no traceEvents array: not a Kineto trace", path=self.name)
+
+    def scan(self, source: Source, chunk_size: int = CHUNK_SIZE, after_each=None) -> None:
+        """Feeds a whole source (path or bytes, plain or gzip) and finishes; ``after_each()``, if given, is
+        called after each chunk and after the end. A parse error's message gives the line of the source."""
+        try:
+            for chunk in iter_chunks(source, chunk_size):
+                self.feed(chunk)
+                if after_each is not None:
+                    after_each()
+            self.finish()
+            if after_each is not None:
+                after_each()
+        except TraceFormatError as error:
+            if error.offset >= 0 and error.line is None and not isinstance(error, TraceTruncatedError):
+                error.line = line_at(source, error.offset)
+                error.args = (error._describe(),)
+            raise
+
+
 class TraceStream:
     """Push interface to the scanner: ``feed()`` chunks, ``close()`` at the end.
 
     Each ``feed`` returns the events completed by that chunk as a dict of numpy
     columns; string ids index :attr:`strings`, which grows as names appear.
-    ``TraceStream(width=12, stride=3)`` gives a :class:`itercast.features.WindowStream`
-    instead, whose output is sliding-window features.
+    For sliding-window features see :class:`itercast.features.WindowCollector`.
     """
-
-    def __new__(cls, name: str | None = None, width: int | None = None, stride: int = 3, **options):
-        if width is not None:  # windows instead of events: see itercast.features.WindowStream
-            from itercast.features import WindowStream
-
-            return WindowStream(width=width, stride=stride, name=name, **options)
-        return super().__new__(cls)
 
     def __init__(self, name: str | None = None, size_hint: int = 0):
         """``size_hint``: expected uncompressed bytes, if known (sizes the first batch's columns)."""
         self._scanner = _native.Scanner(size_hint)
+        self.session = ScanSession(self._scanner, name)
         self._strings: list[str] = []
         self.name = name
 
     def feed(self, data: bytes | bytearray | memoryview) -> dict[str, np.ndarray]:
-        self._call(self._scanner.feed, data)
-        return self._scanner.take_events()
+        self.session.feed(data)
+        return self.take_events()
 
     def close(self) -> dict[str, np.ndarray]:
         """Ends the stream; raises TraceTruncatedError if the document is incomplete."""
-        self._call(self._scanner.finish)
-        if not self._scanner.saw_trace_events:
-            raise TraceFormatError("no traceEvents array: not a Kineto trace", path=self.name)
+        self.session.finish()
+        return self.take_events()
+
+    def take_events(self) -> dict[str, np.ndarray]:
+        """The events completed since the last call, as columns."""
         return self._scanner.take_events()
 
     @property
@@ -272,12 +300,6 @@ class TraceStream:
 
     def metadata(self) -> list[tuple[str, str]]:
         return self._scanner.metadata()
-
-    def _call(self, method, *args):
-        try:
-            return method(*args)
-        except _native.ParseError as error:
-            raise _format_error(error, self.name) from None
 
 
 def _format_error(error: Exception, path: str | None) -> TraceFormatError:
@@ -361,26 +383,11 @@ def read_trace(source: Source, chunk_size: int = CHUNK_SIZE) -> Trace:
     return Trace(scanner.take_events(), scanner.strings(), scanner.metadata(), scanner.bytes_fed, name)
 
 
-def scan_source(session, source: Source, chunk_size: int = CHUNK_SIZE) -> str | None:
-    """Feeds a whole source to a native session and finishes it; returns the source's name.
-
-    Parse errors become :class:`TraceFormatError` naming the file, byte offset and line.
-    """
+def scan_source(native, source: Source, chunk_size: int = CHUNK_SIZE) -> str | None:
+    """Feeds a whole source to a native session and finishes it (:meth:`ScanSession.scan`); returns the
+    source's name."""
     name = source_name(source)
-    try:
-        try:
-            for chunk in iter_chunks(source, chunk_size):
-                session.feed(chunk)
-            session.finish()
-        except _native.ParseError as error:
-            raise _format_error(error, name) from None
-        if not session.saw_trace_events:
-            raise TraceFormatError("no traceEvents array: not a Kineto trace", path=name)
-    except TraceFormatError as error:
-        if error.offset >= 0 and error.line is None and not isinstance(error, TraceTruncatedError):
-            error.line = line_at(source, error.offset)
-            error.args = (error._describe(),)
-        raise
+    ScanSession(native, name).scan(source, chunk_size)
     return name
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from itercast.collect import collect
 from itercast.collect.manifest import COLUMNS, Manifest
-from itercast.collect.runner import MANIFEST_NAME
+from itercast.collect.manifest import MANIFEST_NAME
 from itercast.collect.hardware import cpu_model
 
 torch = pytest.importorskip("torch")
@@ -82,7 +82,8 @@ def test_rerun_skips_finished_configurations_and_adds_only_new_ones(tiny_run, qu
 @pytest.mark.slow
 def test_label_passes_time_each_ok_configuration_again_pass_after_pass(tmp_path, quick_protocol):
     from itercast.collect.manifest import LABEL_COLUMNS
-    from itercast.collect.runner import LABELS_NAME, grid, resolve_models
+    from itercast.collect.manifest import LABELS_NAME
+    from itercast.collect.runner import grid, resolve_models
 
     failed = grid(resolve_models(["dlrm_small"]), (4,), (1,), "float32", "cpu", 1)[0]
     Manifest(tmp_path / MANIFEST_NAME).append({**failed.row(), "status": "error", "message": "x"})

@@ -2,12 +2,12 @@ import csv
 
 import pytest
 
+from itercast.collect.manifest import COLUMNS, LABEL_COLUMNS
 from itercast.errors import ItercastError
 from itercast.predict.dataset import Dataset
 
-MANIFEST = ["config_id", "model", "family", "arch", "device", "cpu_model", "threads", "trace_path",
-            "step_ms", "profiled_step_ms", "batch_size", "status"]
-LABELS = ["config_id", "label_pass", "step_ms", "status"]
+MANIFEST = list(COLUMNS)  # the collector's; those a row leaves out are written empty
+LABELS = list(LABEL_COLUMNS)
 
 
 def write_csv(path, columns, rows):
@@ -158,8 +158,8 @@ def speed_collection(path, reference_noise=1.0, skip_reference=None):
               for config_id in ids]
     if skip_reference:
         rows[skip_reference]["reference_ms"] = ""
-    write_csv(path / "manifest.csv", MANIFEST + ["reference_ms"], rows)
-    write_csv(path / "labels.csv", LABELS + ["reference_ms"], passes)
+    write_csv(path / "manifest.csv", MANIFEST, rows)
+    write_csv(path / "labels.csv", LABELS, passes)
     return path
 
 
@@ -205,3 +205,16 @@ def test_without_label_passes_or_with_a_row_lacking_its_reference_nothing_is_div
     dataset = Dataset.from_manifest(tmp_path)
     assert dataset.machine_speed is None or dataset.machine_speed.exponent == 0.0
     assert all(config.slowdown == 1.0 for config in dataset.configs)
+
+
+def test_a_manifest_the_collector_writes_is_read_in_its_own_columns(tmp_path):
+    from itercast.collect.manifest import Manifest
+
+    row = {column: None for column in COLUMNS} | {
+        "config_id": "a", "model": "resnet18", "family": "cnn", "arch": "resnet", "device": "cpu", "cpu_model": "Xeon",
+        "threads": 1, "trace_path": "traces/a.json", "step_ms": 10.0, "profiled_step_ms": 9.0, "batch_size": 2,
+        "status": "ok"}
+    Manifest(tmp_path / "manifest.csv").append(row)
+    (config,) = Dataset.from_manifest(tmp_path).configs
+    assert (config.config_id, config.line, config.hardware, config.step_ms, config.batch_size) == (
+        "a", "resnet", "cpu:Xeon:1t", 10.0, 2)

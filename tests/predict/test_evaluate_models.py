@@ -6,6 +6,7 @@ import pytest
 from itercast.predict.baselines import FlopsBytesLinear, OpBased, TrainingMedian, measured_op_time
 from itercast.predict.ets import ETSReference, masked_l1, stacked_windows
 from itercast.predict.evaluate import MODEL_NAMES, Settings, new_model
+from itercast.predict.window_model import WINDOW_MODELS
 from itercast.predict.rows import F
 from tiny_collection import tiny_samples
 
@@ -133,16 +134,24 @@ def test_lightgbm_constant_differs_only_in_its_duration_leaves(samples):
 def test_models_that_predict_durations_and_gaps_get_a_gap_scale_of_their_own(samples, name):
     """The reconciliation scales gaps apart from durations for models that predict the two; the others'
     one summed op time gets one scale."""
-    from itercast.predict.predictor import fit_hardware_model, op_time_parts
+    from itercast.predict.hardware_model import fit_hardware_model
 
     model = new_model(name, Settings(rounds=5, ets_seconds=5))
     if name == "ets":
         model.max_epochs = 1
     fitted = fit_hardware_model("cpu", samples[:8], model)
-    durations, gaps = op_time_parts(fitted.window_model, samples[8:])
+    durations, gaps = fitted.window_model.predict_op_parts(samples[8:])
     np.testing.assert_allclose(durations + gaps, fitted.window_model.predict_op_time(samples[8:]), rtol=1e-9)
     rec = fitted.reconciliation
-    if hasattr(model, "predict_op_parts"):
+    if model.separates_gaps:
         assert name in ("lightgbm", "ets") and np.all(gaps > 0) and rec.gap_scale != rec.scale
     else:
         assert not np.any(gaps) and rec.gap_scale == rec.scale
+
+
+@pytest.mark.parametrize("name", sorted(WINDOW_MODELS))
+def test_every_registered_model_is_a_window_model_of_its_name(name):
+    model = new_model(name, Settings(rounds=5))
+    assert model.name == name
+    assert isinstance(model.separates_gaps, bool)
+    assert callable(model.fit) and callable(model.predict_op_parts)

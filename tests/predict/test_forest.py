@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from itercast import _native
-from itercast.predict.forest import ModelTextError, NativeBooster, unique_rows
+from itercast.predict.forest import ModelTextError, NativeBooster
 
 lightgbm = pytest.importorskip("lightgbm")
 
@@ -219,18 +219,6 @@ def test_model_text_error_is_an_itercast_error(text):
 
     with pytest.raises(ItercastError, match="gap: LightGBM model text, line 1"):
         NativeBooster("nonsense", "gap")
-
-
-# ---- distinct rows ----
-
-def test_unique_rows():
-    x = np.array([[1, 2], [3, 4], [1, 2], [np.nan, 0], [3, 4], [np.nan, 0], [-0.0, 0]], dtype=np.float32)
-    first, inverse = unique_rows(x)
-    np.testing.assert_array_equal(first, [0, 1, 3, 6])  # -0.0 and 0.0 differ in bytes: kept apart
-    np.testing.assert_array_equal(inverse, [0, 1, 0, 2, 1, 2, 3])
-    assert x[first][inverse].tobytes() == x.tobytes()
-    empty_first, empty_inverse = unique_rows(np.zeros((0, 3), np.float32))
-    assert len(empty_first) == 0 and len(empty_inverse) == 0
 
 
 @pytest.mark.parametrize("linear_tree", [False, True])

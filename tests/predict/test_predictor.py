@@ -147,7 +147,7 @@ def test_train_cli_calibrates_unless_told(tiny_collection, tmp_path, capsys, fla
 
 
 def test_reconciliation_fits_relative_error():
-    from itercast.predict.predictor import Reconciliation
+    from itercast.predict.reconciliation import Reconciliation
 
     profiled = np.array([10.0, 100.0, 1000.0, 20.0])
     ops = np.array([100.0, 300.0, 900.0, 200.0])
@@ -158,7 +158,7 @@ def test_reconciliation_fits_relative_error():
 
 
 def test_reconciliation_scales_gaps_apart_from_durations():
-    from itercast.predict.predictor import Reconciliation
+    from itercast.predict.reconciliation import Reconciliation
 
     rng = np.random.default_rng(1)
     durations, gaps, ops = rng.uniform(5, 500, 30), rng.uniform(1, 100, 30), rng.uniform(50, 2000, 30)
@@ -172,7 +172,7 @@ def test_reconciliation_scales_gaps_apart_from_durations():
 
 
 def test_one_odd_configuration_does_not_rule_the_reconciliation():
-    from itercast.predict.predictor import Reconciliation
+    from itercast.predict.reconciliation import Reconciliation
 
     rng = np.random.default_rng(0)
     profiled = rng.uniform(5, 500, 40)
@@ -198,7 +198,7 @@ def test_the_reconciliation_counts_every_recorded_op_nested_ones_too(dataset):
 
 
 def test_the_reconciliation_keeps_a_positive_scale_and_a_cost_per_op():
-    from itercast.predict.predictor import Reconciliation
+    from itercast.predict.reconciliation import Reconciliation
 
     # A few noisy tiny configurations where the step follows the op count, not the profiled time:
     # unbounded, the exact fit is scale 0 and a positive 0.01 ms per op.
@@ -212,7 +212,7 @@ def test_the_reconciliation_keeps_a_positive_scale_and_a_cost_per_op():
 
 
 def test_samples_the_reconciliation_cannot_explain_are_flagged_never_more_than_half():
-    from itercast.predict.predictor import Reconciliation, explained_by_reconciliation
+    from itercast.predict.reconciliation import Reconciliation, explained_by_reconciliation
 
     rng = np.random.default_rng(3)
     durations, gaps, ops = rng.uniform(5, 500, 20), rng.uniform(1, 100, 20), rng.uniform(50, 2000, 20)
@@ -235,9 +235,10 @@ def one_unexplained(dataset):
     then one whose profiled run took 5x what its un-profiled step explains."""
     from dataclasses import replace
 
-    from itercast.predict.baselines import measured_op_parts
+    from itercast.predict.dataset import measured_op_parts
     from itercast.predict.dataset import featurise
-    from itercast.predict.predictor import Reconciliation, iteration_terms
+    from itercast.predict.hardware_model import iteration_terms
+    from itercast.predict.reconciliation import Reconciliation
 
     tiny = featurise(dataset.configs)
     durations, gaps = measured_op_parts(tiny)
@@ -256,7 +257,7 @@ def test_traces_the_reconciliation_cannot_explain_are_not_learnt_from(one_unexpl
     """The odd configuration is named in the summary and left out of the op models' training;
     max_unexplained=None keeps every sample."""
     from itercast.predict.lgbm import WindowLGBM
-    from itercast.predict.predictor import fit_hardware_model
+    from itercast.predict.hardware_model import fit_hardware_model
 
     samples, odd = one_unexplained
     trained_on = []
@@ -280,9 +281,9 @@ def test_traces_the_reconciliation_cannot_explain_are_not_learnt_from(one_unexpl
 
 def test_the_floor_is_the_whole_training_sets_even_the_traces_not_learnt_from(one_unexplained):
     """The odd trace, whose profiled run took 5x what its un-profiled step explains, sets min_share."""
-    from itercast.predict.baselines import measured_op_parts
+    from itercast.predict.dataset import measured_op_parts
     from itercast.predict.lgbm import WindowLGBM
-    from itercast.predict.predictor import fit_hardware_model
+    from itercast.predict.hardware_model import fit_hardware_model
 
     samples, odd = one_unexplained
     fitted = fit_hardware_model("cpu", samples, WindowLGBM(rounds=5))
@@ -319,7 +320,8 @@ def test_head_tail_follows_the_iterations_structure(dataset):
     from dataclasses import replace
 
     from itercast.predict.dataset import featurise
-    from itercast.predict.predictor import HeadTail, iteration_terms
+    from itercast.predict.hardware_model import iteration_terms
+    from itercast.predict.reconciliation import HeadTail
     from itercast.predict.rows import iteration_context, recorded_ops
 
     samples = featurise(dataset.configs)
@@ -390,7 +392,7 @@ def test_a_version_2_file_scales_gaps_as_durations(predictor, dataset, tmp_path)
     from dataclasses import replace
 
     from itercast.predict import featurise
-    from itercast.predict.predictor import iteration_terms
+    from itercast.predict.hardware_model import iteration_terms
 
     path = tmp_path / "v2.itc"
     predictor.save(path)
@@ -416,7 +418,7 @@ def test_a_version_2_file_scales_gaps_as_durations(predictor, dataset, tmp_path)
 
 
 def test_the_reconciliation_records_the_smallest_unprofiled_share_of_a_profiled_step():
-    from itercast.predict.predictor import Reconciliation
+    from itercast.predict.reconciliation import Reconciliation
 
     durations, rest = np.array([8.0, 4.0, 30.0, 2.0]), np.array([2.0, 1.0, 10.0, 1.0])
     unprofiled = np.array([9.0, 4.5, 16.0, 2.9])  # the third ran 2.5x slower under the profiler
@@ -498,7 +500,7 @@ def test_the_calibration_learns_from_held_out_architectures(predictor, dataset):
     """By default a model's un-profiled prediction is its reconciled one times exp(a + b log ops), a and b
     fitted on predictions of each training architecture by models trained on the others."""
     from itercast.predict import featurise
-    from itercast.predict.predictor import CALIBRATION_FOLDS, iteration_terms
+    from itercast.predict.hardware_model import CALIBRATION_FOLDS, iteration_terms
 
     model = predictor.models[predictor.hardware[0]]
     assert model.summary["calibration_folds"] == CALIBRATION_FOLDS == 2
@@ -516,7 +518,7 @@ def test_the_calibration_learns_from_held_out_architectures(predictor, dataset):
 def test_the_calibration_is_optional_and_needs_two_architectures_per_fold(dataset):
     from itercast.predict import featurise
     from itercast.predict.lgbm import WindowLGBM
-    from itercast.predict.predictor import fit_calibration, fit_hardware_model
+    from itercast.predict.hardware_model import fit_calibration, fit_hardware_model
 
     plain = Predictor(rounds=5, calibration_folds=None).fit(dataset).models
     model = next(iter(plain.values()))
@@ -531,7 +533,7 @@ def test_the_calibration_is_optional_and_needs_two_architectures_per_fold(datase
 
 
 def test_calibration_fit_recovers_a_power_of_the_op_count():
-    from itercast.predict.predictor import Calibration
+    from itercast.predict.reconciliation import Calibration
 
     rng = np.random.default_rng(0)
     ops = rng.integers(20, 20_000, size=200)
@@ -592,3 +594,28 @@ def test_train_cli_divides_by_the_machine_speed_unless_told(tmp_path, capsys, fl
     (summary,) = json.loads(capsys.readouterr().out)["hardware"].values()
     low, high = summary["slowdown_range"]
     assert low == 1.0 and (high == pytest.approx(1.2) if divided else high == 1.0)
+
+
+def test_every_older_readable_version_has_one_upgrade_step_to_the_next():
+    from itercast.predict.model_file import MODEL_VERSION, READABLE_VERSIONS, UPGRADES
+
+    assert sorted(UPGRADES) == list(range(min(READABLE_VERSIONS), MODEL_VERSION))
+    assert READABLE_VERSIONS == (*sorted(UPGRADES), MODEL_VERSION)
+
+
+def test_an_upgraded_entry_has_every_field_the_current_version_writes(predictor, tmp_path):
+    from itercast.predict.model_file import MODEL_VERSION, upgrade
+
+    path = tmp_path / "current.itc"
+    predictor.save(path)
+    current = next(iter(json.loads(path.read_text())["hardware"].values()))
+    oldest = json.loads(json.dumps(current))
+    for fields, name in ((oldest["reconciliation"], "gap_scale"), (oldest["reconciliation"], "min_share"),
+                         (oldest["window_model"], "roofline_bytes_from_output"), (oldest, "calibration"),
+                         (oldest["window_model"], "linear_bounds")):
+        del fields[name]
+    upgraded = upgrade(oldest, 2)
+    assert set(upgraded) == set(current)
+    assert set(upgraded["reconciliation"]) == set(current["reconciliation"])
+    assert set(upgraded["window_model"]) == set(current["window_model"])
+    assert upgrade(json.loads(json.dumps(current)), MODEL_VERSION) == current

@@ -4,6 +4,7 @@ shortcuts taken for one iteration's windows in order against the general path.""
 import numpy as np
 import pytest
 
+from itercast import _native
 from itercast.features import Windows
 from itercast.predict import rows as R
 
@@ -208,3 +209,38 @@ def test_a_neighbours_class_is_the_index_of_its_hot_class_column():
     own_class = np.argmax(rows.x[:, R.CLASS_COLUMNS], axis=1)
     previous_class = R.F + R.AGGREGATES + R.NEIGHBOUR_FEATURES.index("class")
     np.testing.assert_array_equal(rows.x[1:, previous_class], own_class[:-1])
+
+
+# ---- the layout is the native schema's ----
+
+LAYOUT_CONSTANTS = ("F", "CLASS_COLUMNS", "LOG_FLOPS", "LOG_BYTES", "LOG_NESTED_OPS", "OPTIMIZER_PHASE",
+                    "AGGREGATES", "NEIGHBOUR_FEATURES", "POSITION_COLUMNS", "CONTEXT_FEATURES", "COLUMNS")
+
+
+def test_row_layout_constants_are_read_from_the_native_module():
+    import ast
+    import inspect
+
+    assigned = {target.id: node.value for node in ast.parse(inspect.getsource(R)).body
+                if isinstance(node, ast.Assign) for target in node.targets if isinstance(target, ast.Name)}
+    literals = [name for name in LAYOUT_CONSTANTS if any(isinstance(n, ast.Constant) and not isinstance(n.value, str)
+                                                         for n in ast.walk(assigned[name]))]
+    assert literals == []
+    layout = _native.row_layout()
+    assert (R.F, R.AGGREGATES, R.COLUMNS) == (layout.op_features, layout.aggregates, layout.columns)
+
+
+def test_the_native_row_layout_finds_its_columns_by_name():
+    names = R.OP_FEATURES
+    assert [names[i] for i in R.CLASS_COLUMNS] == [name for name in names if name.startswith("class=")]
+    assert [names[i] for i in (R.LOG_FLOPS, R.LOG_BYTES, R.LOG_NESTED_OPS, R.OPTIMIZER_PHASE)] == [
+        "log_flops", "log_bytes", "log_nested_ops", "phase=optimizer"]
+    window_columns = _native.Timeline(width=4, stride=2).window_columns()
+    assert R.AGGREGATES == sum(column.startswith("agg.") for column in window_columns)
+    assert len(R.row_columns(window_columns, 4)) == R.COLUMNS
+
+
+def test_the_feature_schema_version_is_the_native_modules():
+    from itercast.timeline import FEATURE_SCHEMA_VERSION
+
+    assert FEATURE_SCHEMA_VERSION == _native.FEATURE_SCHEMA_VERSION > 0

@@ -7,7 +7,7 @@ import time
 
 
 def register(subparsers) -> None:
-    from itercast.predict.predictor import CALIBRATION_FOLDS
+    from itercast.predict.hardware_model import CALIBRATION_FOLDS
 
     parser = subparsers.add_parser("train", help="train a predictor on a collection (one model per hardware)")
     parser.add_argument("dataset", help="collection directory (or its manifest.csv)")

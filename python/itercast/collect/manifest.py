@@ -9,6 +9,8 @@ from pathlib import Path
 from itercast.errors import ItercastError
 
 STATUSES = ("ok", "oom", "timeout", "error")
+MANIFEST_NAME = "manifest.csv"  # in the collection's directory
+LABELS_NAME = "labels.csv"  # beside it: the label passes (LABEL_COLUMNS)
 
 
 def config_id(model: str, batch_size: int, input_size: int, dtype: str, device: str, threads: int) -> str:
@@ -124,3 +126,12 @@ class Manifest:
                 writer.writeheader()
             writer.writerow({column: "" if row.get(column) is None else row[column]
                              for column in self.file_columns})
+
+
+def ok_rows(path: Path) -> list[tuple[int, dict]]:
+    """(line, row) of the rows with status ok of a manifest or label-pass file, each row its text by column
+    as the file has them (missing columns absent); none when there is no such file."""
+    if not path.exists():
+        return []
+    with open(path, newline="") as handle:
+        return [(line, row) for line, row in enumerate(csv.DictReader(handle), start=2) if row.get("status") == "ok"]

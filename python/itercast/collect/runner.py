@@ -10,15 +10,13 @@ from pathlib import Path
 
 from itercast.collect import zoo
 from itercast.collect.hardware import describe
-from itercast.collect.manifest import LABEL_COLUMNS, Manifest, config_id
+from itercast.collect.manifest import LABEL_COLUMNS, LABELS_NAME, MANIFEST_NAME, Manifest, config_id
 from itercast.collect.measure import Protocol, trace_name
 from itercast.collect.progress import Progress
 from itercast.collect.worker import Worker
 from itercast.errors import ItercastError
 
 DTYPES = ("float32", "bfloat16", "float16")
-MANIFEST_NAME = "manifest.csv"
-LABELS_NAME = "labels.csv"
 WORKER_LOG_NAME = "worker.log"
 TRACE_DIR_NAME = "traces"
 DEFAULT_TIME_LIMIT_S = 300.0

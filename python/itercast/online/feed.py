@@ -11,7 +11,7 @@ import os
 from typing import Iterator
 
 from itercast.errors import TraceTooLargeError
-from itercast.features import WindowStream
+from itercast.features import WindowCollector
 from itercast.online.targets import Target
 from itercast.predict import Prediction
 from itercast.predict.predictor import IterationPrediction
@@ -28,7 +28,7 @@ class TraceFeed:
 
     def __init__(self, targets: list[Target], name: str | None = None, max_bytes: int | None = None):
         self.targets, self.name, self.max_bytes = targets, name, max_bytes
-        self._streams = {shape: WindowStream(*shape, name=name) for shape in {t.shape for t in targets}}
+        self._streams = {shape: WindowCollector(*shape, name=name) for shape in {t.shape for t in targets}}
         self._head = b""  # the first bytes, until gzip or not can be told
         self._inflater: Inflater | None = None
         self._decided = False

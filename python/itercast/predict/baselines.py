@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from itercast.predict.dataset import measured_op_parts
 from itercast.predict.lgbm import DEFAULT_PARAMS, DEFAULT_ROUNDS, from_target, to_target
-from itercast.predict.rows import F, LOG_BYTES, LOG_FLOPS, central_pair_per_op, one_pair_per_op, op_sums, rows_of
+from itercast.predict.rows import F, LOG_BYTES, LOG_FLOPS, one_pair_per_op, op_sums, rows_of
+from itercast.predict.window_model import SummedOpTime
 
 
 def each_op_once(samples):
@@ -25,14 +27,7 @@ def measured_op_time(samples) -> np.ndarray:
     return durations + gaps
 
 
-def measured_op_parts(samples) -> tuple[np.ndarray, np.ndarray]:
-    """Per sample: the trace's summed op durations and summed gaps, ns: each op's window labels once,
-    read without building its feature rows (every training reconciles from these)."""
-    sums = np.array([s.windows.y[central_pair_per_op(s.windows)].sum(axis=0) for s in samples]).reshape(-1, 2)
-    return sums[:, 0], sums[:, 1]
-
-
-class OpBased:
+class OpBased(SummedOpTime):
     """LightGBM on each op's own F features (no neighbours, no window aggregates), summed."""
 
     name = "opbased"
@@ -64,7 +59,7 @@ def iteration_totals(samples) -> np.ndarray:
     return np.stack([flops, bytes_, ops], axis=1)
 
 
-class FlopsBytesLinear:
+class FlopsBytesLinear(SummedOpTime):
     """op time = a * FLOPs + b * bytes + c * ops, non-negative least squares on training iterations."""
 
     name = "linear"
@@ -85,7 +80,7 @@ class FlopsBytesLinear:
         return (iteration_totals(samples) / self.column_scale) @ self.coefficients
 
 
-class TrainingMedian:
+class TrainingMedian(SummedOpTime):
     """The median training iteration's op time, for every trace."""
 
     name = "median"
@@ -109,6 +104,7 @@ class MeasuredOpTime:
     """
 
     name = "oracle"
+    separates_gaps = True
 
     def fit(self, samples, client=None) -> "MeasuredOpTime":
         return self

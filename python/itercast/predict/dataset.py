@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -11,6 +10,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from itercast.collect.manifest import LABELS_NAME, MANIFEST_NAME, ok_rows
 from itercast.errors import ItercastError
 from itercast.features import DEFAULT_STRIDE, DEFAULT_WIDTH, Windows, timeline_and_windows
 
@@ -57,16 +57,16 @@ class Dataset:
         where the collection timed the reference workload next to its label passes.
         """
         path = Path(path)
-        manifest = path / "manifest.csv" if path.is_dir() else path
+        manifest = path / MANIFEST_NAME if path.is_dir() else path
         if not manifest.exists():
             raise ItercastError(f"no manifest at {manifest}: pass a collection directory or its manifest.csv")
-        rows = _ok_rows(manifest)
-        pass_rows = _ok_rows(manifest.parent / "labels.csv")
+        rows = ok_rows(manifest)
+        pass_rows = ok_rows(manifest.parent / LABELS_NAME)
         speed = MachineSpeed.fit(rows, pass_rows) if machine_speed else None
         slowdown = speed.slowdown if speed else (lambda row: 1.0)
         first_pass = {row.get("config_id"): _milliseconds(row, "step_ms", manifest, line) / slowdown(row)
                       for line, row in rows}
-        passes = label_passes(manifest.parent / "labels.csv", pass_rows, first_pass, slowdown)
+        passes = label_passes(manifest.parent / LABELS_NAME, pass_rows, first_pass, slowdown)
         configs = []
         for line, row in rows:
             try:
@@ -91,9 +91,6 @@ class Dataset:
 
     def hardware_keys(self) -> list[str]:
         return sorted({c.hardware for c in self.configs})
-
-    def for_hardware(self, key: str) -> "Dataset":
-        return Dataset([c for c in self.configs if c.hardware == key], self.source, self.machine_speed)
 
 
 def _milliseconds(row: dict, column: str, path: Path, line: int) -> float:
@@ -134,14 +131,6 @@ def label_passes(path: Path, pass_rows: list[tuple[int, dict]], first_pass: dict
         for config_id, ms in values.items():
             passes.setdefault(config_id, []).append(ms / drift)
     return passes
-
-
-def _ok_rows(path: Path) -> list[tuple[int, dict]]:
-    """(line, row) of a manifest's or labels.csv's rows with status ok; none when there is no such file."""
-    if not path.exists():
-        return []
-    with open(path, newline="") as handle:
-        return [(line, row) for line, row in enumerate(csv.DictReader(handle), start=2) if row.get("status") == "ok"]
 
 
 @dataclass(frozen=True)
@@ -245,6 +234,15 @@ class TraceSample:
         from itercast.predict.rows import iteration_totals
 
         return iteration_totals(self.windows)
+
+
+def measured_op_parts(samples: Sequence[TraceSample]) -> tuple[np.ndarray, np.ndarray]:
+    """Per sample: the trace's summed op durations and summed gaps, ns: each op's window labels once,
+    read without building its feature rows (every training reconciles from these)."""
+    from itercast.predict.rows import central_pair_per_op
+
+    sums = np.array([s.windows.y[central_pair_per_op(s.windows)].sum(axis=0) for s in samples]).reshape(-1, 2)
+    return sums[:, 0], sums[:, 1]
 
 
 def _slowdown(config: Config | None) -> float:

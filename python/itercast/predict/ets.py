@@ -76,6 +76,7 @@ class ETSReference:
     """ETS's window LSTM, trained for a wall-clock budget; same interface as WindowLGBM."""
 
     name = "ets"
+    separates_gaps = True
 
     def __init__(self, max_seconds: float = 120.0, max_epochs: float | None = None, batch_size: int = 128,
                  learning_rate: float = 1e-4, layers: int = 4, threads: int | None = None, seed: int = 0):

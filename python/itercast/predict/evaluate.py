@@ -2,7 +2,7 @@
 
 Each model predicts a test trace's summed op time; the harness adds the
 training median head/tail and maps it to the un-profiled iteration time with
-a :class:`~itercast.predict.predictor.Reconciliation` fitted on the training
+a :class:`~itercast.predict.reconciliation.Reconciliation` fitted on the training
 samples (both via :func:`fit_hardware_model`, as the Predictor does); the
 Predictor's own models (lightgbm and its variants) are calibrated as it calibrates
 them, on held-out predictions of their training set. Errors
@@ -24,17 +24,13 @@ import numpy as np
 from itercast.errors import ItercastError
 from itercast.predict.dataset import SAMPLE_VERSION, Dataset, TraceSample, featurise, group_labels
 from itercast.predict.lgbm import DEFAULT_ROUNDS
-from itercast.predict.predictor import CALIBRATION_FOLDS, fit_hardware_model
+from itercast.predict.hardware_model import CALIBRATION_FOLDS, fit_hardware_model
+from itercast.predict.window_model import WINDOW_MODELS, WindowModel, model_names
 
-MODEL_NAMES = ("lightgbm", "ets", "opbased", "linear", "median")
-DIAGNOSTICS = ("oracle",)  # chosen by name only: not models, they read the test labels
-# chosen by name only: lightgbm averaging every window that covers an op (ETS's combination),
-# lightgbm scoring each op's most central window only (the default now: the same as "lightgbm"), and
-# lightgbm with constant leaves in its duration booster (itercast train --constant-leaves: faster)
-VARIANTS = ("lightgbm-all", "lightgbm-central", "lightgbm-constant")
-NEEDS = {"lightgbm": "lightgbm", "lightgbm-all": "lightgbm", "lightgbm-central": "lightgbm",
-         "lightgbm-constant": "lightgbm", "opbased": "lightgbm", "ets": "torch", "linear": "scipy",
-         "plot": "matplotlib"}
+MODEL_NAMES = model_names("model")
+DIAGNOSTICS = model_names("diagnostic")  # chosen by name only: not models, they read the test labels
+VARIANTS = model_names("variant")  # chosen by name only: lightgbm's variants (predict.window_model)
+NEEDS = {**{name: kind.package for name, kind in WINDOW_MODELS.items() if kind.package}, "plot": "matplotlib"}
 # The held-out predictions file (`itercast evaluate --predictions-csv`): these columns, then one
 # `predicted_ms:<model>` column per evaluated model. itercast.sched.jobs reads it.
 PREDICTION_COLUMNS = ("config_id", "model", "line", "family", "hardware", "batch_size", "measured_ms")
@@ -63,35 +59,10 @@ class Settings:
     calibration_folds: int | None = CALIBRATION_FOLDS  # the Predictor's models; None: uncalibrated
 
 
-def new_model(name: str, settings: Settings):
-    from itercast.predict.baselines import FlopsBytesLinear, MeasuredOpTime, OpBased, TrainingMedian
-
-    if name == "lightgbm":
-        from itercast.predict.lgbm import WindowLGBM
-
-        return WindowLGBM("log", settings.rounds, seed=settings.seed)
-    if name in VARIANTS:
-        from itercast.predict.lgbm import WindowLGBM, default_label_params
-
-        variant = name.split("-")[1]
-        options = ({"label_params": default_label_params(settings.rounds, linear_leaves=False)}
-                   if variant == "constant" else {"predict_rows": variant})
-        model = WindowLGBM("log", settings.rounds, seed=settings.seed, **options)
-        model.name = name
-        return model
-    if name == "ets":
-        from itercast.predict.ets import ETSReference
-
-        return ETSReference(max_seconds=settings.ets_seconds, threads=settings.ets_threads, seed=settings.seed)
-    if name == "opbased":
-        return OpBased(settings.rounds, settings.seed)
-    if name == "linear":
-        return FlopsBytesLinear()
-    if name == "median":
-        return TrainingMedian()
-    if name == "oracle":
-        return MeasuredOpTime()
-    raise ItercastError(f"unknown model {name!r}: choose from {', '.join(MODEL_NAMES + DIAGNOSTICS + VARIANTS)}")
+def new_model(name: str, settings: Settings) -> WindowModel:
+    if name not in WINDOW_MODELS:
+        raise ItercastError(f"unknown model {name!r}: choose from {', '.join(MODEL_NAMES + DIAGNOSTICS + VARIANTS)}")
+    return WINDOW_MODELS[name].make(settings)
 
 
 def split_folds(samples, split: str, folds: int = 1, seed: int = 0,
@@ -216,7 +187,7 @@ def evaluate_model(name: str, settings: Settings, folds, samples, verbose: bool 
         for hardware, train_samples in sorted(_by_hardware([samples[i] for i in train]).items()):
             if hardware not in tests:
                 continue
-            calibration_folds = settings.calibration_folds if name.startswith("lightgbm") else None
+            calibration_folds = settings.calibration_folds if WINDOW_MODELS[name].predictor_model else None
             fitted = fit_hardware_model(hardware, train_samples, new_model(name, settings),
                                         calibration_folds=calibration_folds)
             start = time.perf_counter()
@@ -224,7 +195,7 @@ def evaluate_model(name: str, settings: Settings, folds, samples, verbose: bool 
             result.predict_seconds += time.perf_counter() - start
             result.record(tests[hardware], profiled_ms, unprofiled_ms)
             result.train_seconds.append(fitted.summary["train_seconds"])
-            if hasattr(fitted.window_model, "epochs_done"):
+            if WINDOW_MODELS[name].reports_epochs:
                 result.epochs.append(fitted.window_model.epochs_done)
             if verbose:
                 _log(f"  fold {k + 1}/{len(folds)} {name}: trained in {fitted.summary['train_seconds']:.1f} s "

@@ -1,4 +1,4 @@
-"""LightGBM models scored by the native evaluator (csrc/predict/forest.cpp), without lightgbm.
+"""LightGBM models scored by the native evaluator (csrc/predict/forest*.cpp), without lightgbm.
 
 A :class:`NativeBooster` is read from a booster's text (``Booster.model_to_string()``)
 and predicts what ``Booster.predict`` would, for float32 rows: the same trees,
@@ -60,10 +60,3 @@ class NativeBooster:
         """``Booster.predict(x[rows], raw_score=raw_score)``; x is converted to float32 C order if it is not."""
         return self._forest.predict(x, rows, raw_score=raw_score)
 
-
-def unique_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(first, inverse): the first row of each distinct row of x (equal bytes), and each row's distinct index.
-
-    ``x[first][inverse]`` equals x.
-    """
-    return _native.unique_rows(np.ascontiguousarray(x))

@@ -39,10 +39,8 @@ def default_label_params(rounds: int, linear_leaves: bool = True) -> dict[str, d
     architecture's ops are often larger than any the training set has: a constant leaf stops at the
     edge of the data, a linear one goes on: linear leaves were more accurate by architecture and by
     line; on the gap booster they changed nothing, so it keeps constant leaves. They cost prediction
-    time: a leaf's output is a dot product over its ~5 features, not a constant. 120 linear trees
-    at 0.125 are as accurate as 150 at 0.1 and score in four fifths of the time, which keeps an
-    iteration near 1 ms. Once the roofline prior counted output bytes, an L2 penalty of 30 beat 10:
-    the prior extrapolates, the leaves' slopes need to less.
+    time: a leaf's output is a dot product over its ~5 features, not a constant. Why these rounds,
+    this learning rate and this L2 penalty: docs/decisions.md.
 
     Scoring cost is trees x splits x the leaf-set halves they touch, so this gap booster costs
     an eighth of a 63-leaf, full-round one, and is as accurate. Figures: docs/decisions.md.
@@ -114,6 +112,7 @@ class WindowLGBM:
     """
 
     name = "lightgbm"
+    separates_gaps = True
 
     def __init__(self, objective: str = "log", rounds: int = DEFAULT_ROUNDS, params: dict | None = None, seed: int = 0,
                  rows: str = "one", predict_rows: str = "central", roofline: bool = True,
@@ -188,7 +187,7 @@ class WindowLGBM:
         """Per sample: summed predicted durations and summed predicted gaps of its ops, ns.
 
         Every row is scored: byte-identical rows are rare (on the CPU collection none, as the
-        window's start position is a feature), so finding them (:func:`unique_rows`) costs more than it saves.
+        window's start position is a feature), so finding them costs more than it saves.
         """
         rows = rows_of(samples, PREDICT_ROWS[self.predict_rows], labels=False)
         durations, gaps = op_sums(rows, np.stack([self._predict(label, rows.x) for label in LABELS]), len(samples))
@@ -210,10 +209,9 @@ class WindowLGBM:
                     roofline=data["roofline"] is not None, label_params=data["label_params"],
                     time_weight=data["time_weight"], sample_exponent=data["sample_exponent"])
         if model.use_roofline:
-            # absent in files of version 3 and before, whose priors read the bytes column alone
-            model.roofline = Roofline.from_list(data["roofline"], data.get("roofline_bytes_from_output", False))
+            model.roofline = Roofline.from_list(data["roofline"], data["roofline_bytes_from_output"])
         model.boosters = {label: NativeBooster(text, label) for label, text in data["boosters"].items()}
-        for label, (low, high) in data.get("linear_bounds", {}).items():  # absent before model file version 6
+        for label, (low, high) in data["linear_bounds"].items():
             model.boosters[label].set_linear_bounds(low, high)
         return model
 

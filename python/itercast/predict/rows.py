@@ -17,28 +17,31 @@ from itercast import _native
 from itercast.features import Windows
 from itercast.timeline import FEATURE_COLUMNS
 
+# Where a row's parts sit, as the native feature schema lays them out (csrc/predict/schema_row_layout.cpp).
+_LAYOUT = _native.row_layout()
 OP_FEATURES = [name for name, _ in FEATURE_COLUMNS]
-F = len(OP_FEATURES)
+F = _LAYOUT.op_features
 # Column indices of op features that other modules read (the op block starts each row).
-CLASS_COLUMNS = [i for i, name in enumerate(OP_FEATURES) if name.startswith("class=")]
-LOG_FLOPS = OP_FEATURES.index("log_flops")
-LOG_BYTES = OP_FEATURES.index("log_bytes")
-LOG_NESTED_OPS = OP_FEATURES.index("log_nested_ops")
-OPTIMIZER_PHASE = OP_FEATURES.index("phase=optimizer")
-AGGREGATES = 24
-NEIGHBOUR_FEATURES = ("is_op", "class", "log_flops", "log_bytes")
+CLASS_COLUMNS = list(range(_LAYOUT.class_begin, _LAYOUT.class_end))
+LOG_FLOPS = _LAYOUT.log_flops
+LOG_BYTES = _LAYOUT.log_bytes
+LOG_NESTED_OPS = _LAYOUT.log_nested_ops
+OPTIMIZER_PHASE = _LAYOUT.optimizer_phase
+AGGREGATES = _LAYOUT.aggregates
+NEIGHBOUR_FEATURES = _LAYOUT.neighbour_features
+POSITION_COLUMNS = _LAYOUT.position_columns
 # The same in every row of an iteration: log(1 + sum) over its ops of their bytes, their FLOPs, and the
 # bytes of its optimizer-phase ops (parameters and their state). On a CPU an op's time depends on what
 # else the iteration keeps in cache, which no 12-op window shows. Why these three and not other
 # totals: docs/decisions.md.
-CONTEXT_FEATURES = ("iteration.log_bytes", "iteration.log_flops", "iteration.log_optimizer_bytes")
+CONTEXT_FEATURES = _LAYOUT.context_columns
+COLUMNS = _LAYOUT.columns
 
 
 def row_columns(window_columns: list[str], width: int) -> list[str]:
     aggregates = window_columns[width * (F + 1): width * (F + 1) + AGGREGATES]
     neighbours = [f"{side}.{name}" for side in ("prev", "next") for name in NEIGHBOUR_FEATURES]
-    return (OP_FEATURES + aggregates + neighbours + ["position", "window_ops", "relative_position"]
-            + list(CONTEXT_FEATURES))
+    return OP_FEATURES + aggregates + neighbours + list(POSITION_COLUMNS) + list(CONTEXT_FEATURES)
 
 
 @dataclass
@@ -48,13 +51,6 @@ class Rows:
     gap: np.ndarray | None
     op: np.ndarray  # (rows,) op position in its iteration
     sample: np.ndarray  # (rows,) which TraceSample the row came from
-
-
-COLUMNS = F + AGGREGATES + 2 * len(NEIGHBOUR_FEATURES) + 3 + len(CONTEXT_FEATURES)
-# (the native builder reads the class one-hot as one run of columns: the schema lays it out so, tests check)
-_LAYOUT = _native.RowLayout(op_features=F, aggregates=AGGREGATES, class_begin=CLASS_COLUMNS[0],
-                            class_end=CLASS_COLUMNS[-1] + 1, log_flops=LOG_FLOPS, log_bytes=LOG_BYTES,
-                            optimizer_phase=OPTIMIZER_PHASE, log_nested_ops=LOG_NESTED_OPS)
 
 
 def window_blocks(windows: Windows) -> np.ndarray:
