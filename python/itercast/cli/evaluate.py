@@ -108,6 +108,11 @@ def run(args) -> int:
         print(by_hardware)
     print()
     print(result.family_table())
+    print()
+    print(result.line_table())
+    if any(r.op_classes for r in result.results):
+        print()
+        print(result.op_class_tables())
     if subset:
         print()
         print(f"Scored on {args.also_on} only:")

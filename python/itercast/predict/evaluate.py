@@ -25,6 +25,7 @@ from itercast.errors import ItercastError
 from itercast.predict.dataset import SAMPLE_VERSION, Dataset, TraceSample, featurise, group_labels
 from itercast.predict.lgbm import DEFAULT_ROUNDS
 from itercast.predict.hardware_model import CALIBRATION_FOLDS, fit_hardware_model
+from itercast.predict.op_classes import ClassTimes, class_rows, class_table, measured_and_predicted
 from itercast.predict.window_model import WINDOW_MODELS, WindowModel, model_names
 
 MODEL_NAMES = model_names("model")
@@ -120,6 +121,8 @@ class ModelResult:
     predict_seconds: float = 0.0
     epochs: list[float] = field(default_factory=list)  # ETS only
     hardware: list[str] = field(default_factory=list)  # the target each configuration was measured on
+    lines: list[str] = field(default_factory=list)  # the architecture line of each (the manifest's arch)
+    op_classes: ClassTimes = field(default_factory=ClassTimes)  # per-op-class times, models that predict per op
 
     @property
     def step(self) -> Metrics:
@@ -153,6 +156,7 @@ class ModelResult:
         self.config_ids += [s.config.config_id for s in samples]
         self.models += [s.config.model for s in samples]
         self.hardware += [s.config.hardware for s in samples]
+        self.lines += [s.config.line or s.config.model for s in samples]
 
     def only(self, config_ids) -> "ModelResult":
         """These predictions restricted to the given configurations (training is not repeated).
@@ -160,12 +164,13 @@ class ModelResult:
         ``predict_seconds`` is scaled to the share kept, so ``latency_ms`` stays per iteration.
         """
         keep = [i for i, config_id in enumerate(self.config_ids) if config_id in config_ids]
-        pick = lambda values: [values[i] for i in keep]  # noqa: E731
+        pick = lambda values: [values[i] for i in keep] if values else []  # noqa: E731  (lines: absent in hand-made results)
         share = len(keep) / max(1, len(self.config_ids))
         return ModelResult(self.name, pick(self.predicted_ms), pick(self.predicted_profiled_ms),
                            pick(self.measured_ms), pick(self.measured_profiled_ms), pick(self.families),
                            pick(self.config_ids), pick(self.models), list(self.train_seconds), self.predict_seconds * share,
-                           list(self.epochs), pick(self.hardware))
+                           list(self.epochs), pick(self.hardware), pick(self.lines),
+                           self.op_classes.only(set(config_ids)))
 
 
 def _by_hardware(samples: list[TraceSample]) -> dict[str, list[TraceSample]]:
@@ -194,6 +199,8 @@ def evaluate_model(name: str, settings: Settings, folds, samples, verbose: bool 
             profiled_ms, unprofiled_ms = fitted.predict_samples(tests[hardware])
             result.predict_seconds += time.perf_counter() - start
             result.record(tests[hardware], profiled_ms, unprofiled_ms)
+            if WINDOW_MODELS[name].reports_op_classes:
+                record_op_classes(result, fitted.window_model, tests[hardware])
             result.train_seconds.append(fitted.summary["train_seconds"])
             if WINDOW_MODELS[name].reports_epochs:
                 result.epochs.append(fitted.window_model.epochs_done)
@@ -201,6 +208,13 @@ def evaluate_model(name: str, settings: Settings, folds, samples, verbose: bool 
                 _log(f"  fold {k + 1}/{len(folds)} {name}: trained in {fitted.summary['train_seconds']:.1f} s "
                      f"on {len(train_samples)} configurations")
     return result
+
+
+def record_op_classes(result: ModelResult, window_model, samples: list[TraceSample]) -> None:
+    """Adds the samples' measured and predicted op time per op class (a model that predicts each op)."""
+    rows, predicted = window_model.predict_ops(samples)
+    measured, predicted_by_class = measured_and_predicted(rows, predicted, samples)
+    result.op_classes.add([s.config.config_id for s in samples], measured, predicted_by_class)
 
 
 @dataclass
@@ -257,7 +271,7 @@ class Evaluation:
     def group_rows(self, column: str) -> list[dict]:
         """Per family (``column`` "family") or target hardware ("hardware"): test configurations and each
         model's MRE against step_ms."""
-        attribute = {"family": "families", "hardware": "hardware"}[column]
+        attribute = {"family": "families", "hardware": "hardware", "line": "lines"}[column]
         per_model = {r.name: r.mre_by(getattr(r, attribute)) for r in self.results}
         groups = getattr(self.results[0], attribute) if self.results else []
         return [{column: group, "configurations": groups.count(group),
@@ -280,6 +294,24 @@ class Evaluation:
 
     def family_table(self) -> str:
         return self.group_table("family")
+
+    def line_rows(self) -> list[dict]:
+        """Per architecture line, worst first by the first model's MRE."""
+        rows = self.group_rows("line")
+        first = self.results[0].name if self.results else None
+        return sorted(rows, key=lambda row: -row[first]) if first else rows
+
+    def line_table(self, limit: int | None = 12) -> str:
+        """The ``limit`` worst lines (all with None), by the first model's MRE against step_ms."""
+        shown = self.line_rows()[:limit]
+        table = self.group_table("line").splitlines()
+        by_name = {line.split()[0]: line for line in table[1:]}
+        worst = f"worst {len(shown)} of {len(self.line_rows())} lines by {self.results[0].name}" if shown else ""
+        return "\n".join([table[0] + "   " + worst] + [by_name[row["line"]] for row in shown])
+
+    def op_class_tables(self, limit: int | None = 10) -> str:
+        """Per model that predicts per op: its per-op-class table (predict.op_classes)."""
+        return "\n\n".join(class_table(r.name, r.op_classes, limit) for r in self.results if r.op_classes)
 
     def hardware_table(self) -> str | None:
         """Per target hardware, when the evaluation spans more than one (None otherwise)."""
@@ -346,8 +378,10 @@ class Evaluation:
                 "test_sizes": self.test_sizes,
                 "models": {r.name: {"step_ms": metrics(r.step), "profiled": metrics(r.profiled),
                                     "train_seconds": r.train_seconds, "latency_ms": r.latency_ms,
-                                    "epochs": r.epochs, "family_mre": r.family_mre()}
+                                    "epochs": r.epochs, "family_mre": r.family_mre(),
+                                    "op_classes": class_rows(r.op_classes)}
                            for r in self.results},
+                "lines": self.line_rows(),
                 "families": self.family_rows(), "hardware": self.group_rows("hardware")}
 
 

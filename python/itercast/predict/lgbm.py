@@ -193,6 +193,12 @@ class WindowLGBM:
         durations, gaps = op_sums(rows, np.stack([self._predict(label, rows.x) for label in LABELS]), len(samples))
         return durations, gaps
 
+    def predict_ops(self, samples):
+        """(rows, predicted): one row per op, from its most central window, with its measured labels, and
+        its predicted (duration, gap) in ns, shape (2, rows). For per-op-class errors (predict.op_classes)."""
+        rows = rows_of(samples, central_pair_per_op)
+        return rows, np.stack([self._predict(label, rows.x) for label in LABELS])
+
     def to_dict(self) -> dict:
         return {"objective": self.objective, "rounds": self.rounds, "seed": self.seed, "rows": self.rows,
                 "predict_rows": self.predict_rows, "params": self.params, "label_params": self.label_params,

@@ -45,6 +45,7 @@ class ModelKind:
     role: str  # "model"; "diagnostic" (reads the test labels) or "variant": chosen by name only
     predictor_model: bool = False  # one of the Predictor's own: calibrated as the Predictor calibrates them
     reports_epochs: bool = False  # trains for a time budget and reports the epochs it got through
+    reports_op_classes: bool = False  # predicts each op (predict_ops): its error per op class is reported
 
 
 def _lightgbm(settings, name: str = "lightgbm", **options) -> WindowModel:
@@ -85,7 +86,7 @@ def _untuned(class_name: str) -> Callable[[Any], WindowModel]:
 
 # Every window model by name, the evaluation's default models first, in the order its table lists them.
 WINDOW_MODELS: dict[str, ModelKind] = {
-    "lightgbm": ModelKind(_lightgbm, "lightgbm", "model", predictor_model=True),
+    "lightgbm": ModelKind(_lightgbm, "lightgbm", "model", predictor_model=True, reports_op_classes=True),
     "ets": ModelKind(_ets, "torch", "model", reports_epochs=True),
     "opbased": ModelKind(_opbased, "lightgbm", "model"),
     "linear": ModelKind(_untuned("FlopsBytesLinear"), "scipy", "model"),
@@ -95,10 +96,11 @@ WINDOW_MODELS: dict[str, ModelKind] = {
     # most central window only (the default now: the same as "lightgbm"), and lightgbm with constant
     # leaves in its duration booster (itercast train --constant-leaves: faster)
     "lightgbm-all": ModelKind(lambda s: _lightgbm(s, "lightgbm-all", predict_rows="all"), "lightgbm", "variant",
-                              predictor_model=True),
+                              predictor_model=True, reports_op_classes=True),
     "lightgbm-central": ModelKind(lambda s: _lightgbm(s, "lightgbm-central", predict_rows="central"), "lightgbm",
-                                  "variant", predictor_model=True),
-    "lightgbm-constant": ModelKind(_lightgbm_constant_leaves, "lightgbm", "variant", predictor_model=True),
+                                  "variant", predictor_model=True, reports_op_classes=True),
+    "lightgbm-constant": ModelKind(_lightgbm_constant_leaves, "lightgbm", "variant", predictor_model=True,
+                                  reports_op_classes=True),
 }
 
 
