@@ -45,18 +45,6 @@ struct OpStructure {
     double output_bytes = 0;
 };
 
-// Estimated FLOPs and bytes read of one op from its own inputs; false when
-// the op has no formula (callers then sum its nested ops).
-// `concrete` (scalar arguments: strides, padding, ...) may be null.
-bool estimate_cost(const OpIdentity& op, const std::vector<InputShape>& inputs, const std::vector<DType>& dtypes,
-                   const ConcreteInputs* concrete, double& flops, double& bytes);
-
-// Bytes of the tensors one op creates and writes (its results; none for views and in-place ops);
-// -1 when its inputs do not say (callers then sum its nested ops). On a CPU, writing fresh memory
-// is what costs: a 2-row weight gradient of an 8192-wide layer reads 128 KB and writes 256 MB.
-double estimate_output_bytes(const OpIdentity& op, const std::vector<InputShape>& inputs,
-                             const std::vector<DType>& dtypes, const ConcreteInputs* concrete);
-
 struct FeatureColumn {
     std::string name;
     std::string meaning;

@@ -1,4 +1,5 @@
 #include "timeline/timeline.hpp"
+#include "timeline/cost_model.hpp"
 
 #include <algorithm>
 #include <numeric>
