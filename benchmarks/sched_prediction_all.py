@@ -62,12 +62,34 @@ def table(results: dict) -> str:
     return "\n".join(lines)
 
 
+def summary(results: dict) -> str:
+    """One line per workload: this project's predictor against the per-op baseline and the ETS reference."""
+    shown = ("lightgbm", "opbased", "ets")
+    lines = ["| workload | oracle SRTF avg JCT s | " + " | ".join(f"{p.upper()} {e}" for p in ("srtf", "sjf")
+                                                        for e in shown) + " | AutoSched lightgbm / ets | FIFO |",
+             "|" + "---|" * (2 * len(shown) + 4)]
+    for name, result in results.items():
+        rows = {(row["estimator"], row["policy"]): row for row in result["rows"]}
+        cells = [f"{rows[(e, p)]['jct_vs_oracle']:.3f}" for p in ("srtf", "sjf") for e in shown]
+        auto = " / ".join(f"{rows[(e, 'autosched')]['jct_vs_oracle']:.3f}" if (e, "autosched") in rows else "-"
+                          for e in ("lightgbm", "ets"))
+        fifo = rows[("none", "fifo")]["avg_jct_s"] / rows[("oracle", "srtf")]["avg_jct_s"]
+        lines.append(f"| {name} | {rows[('oracle', 'srtf')]['avg_jct_s']:,.0f} | " + " | ".join(cells)
+                     + f" | {auto} | {fifo:.2f} |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", required=True, help="collection directory or predictions CSV")
     parser.add_argument("--json", metavar="FILE", help="write every workload's result here")
     parser.add_argument("--plots", metavar="DIR", help="write one plot per workload here")
+    parser.add_argument("--from-json", metavar="FILE", help="print the tables of an earlier --json run")
     args = parser.parse_args(argv)
+    if args.from_json:
+        results = json.loads(Path(args.from_json).read_text())
+        print(table(results), summary(results), sep="\n\n")
+        return 0
     results = {}
     for name, path, options in workloads():
         plot = str(Path(args.plots) / (name.replace("/", "_").replace(" ", "_").replace(",", "") + ".png")) \
@@ -76,7 +98,7 @@ def main(argv=None) -> int:
         results[name] = run(args.dataset, path, options, plot)
         if args.json:  # after every workload, so that a long run leaves what it finished
             Path(args.json).write_text(json.dumps(results, indent=1))
-    print(table(results))
+    print(table(results), summary(results), sep="\n\n")
     return 0
 
 
