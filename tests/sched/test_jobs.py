@@ -118,3 +118,19 @@ def test_several_targets_become_gpu_types_with_per_type_durations_and_estimates(
     assert supplied.type_estimates.shape == (100, 2)
     assert np.allclose(supplied.type_estimates[:, 1], 3 * supplied.type_estimates[:, 0])
     assert np.allclose(supplied.estimates, supplied.type_estimates.min(axis=1))
+
+
+def test_predictions_files_of_two_targets_combine_into_the_same_tables_as_one_file(tmp_path):
+    one_file = two_targets(tmp_path)
+    lines = (tmp_path / "a.csv").read_text().splitlines()
+    fast, slow = tmp_path / "fast.csv", tmp_path / "slow.csv"
+    fast.write_text("\n".join([lines[0]] + [line for line in lines[1:] if ",slow," not in line]) + "\n")
+    slow.write_text("\n".join([lines[0].replace(",predicted_ms:opbased", "")]
+                              + [line.rsplit(",", 1)[0] for line in lines[1:] if ",slow," in line]) + "\n")
+    combined = IterationTimes.combine([IterationTimes.read(fast), IterationTimes.read(slow)])
+    assert combined.estimators == ("lightgbm",)  # the estimators both files have
+    for mine, theirs in zip(combined.aligned(["cpu", "slow"]), one_file.aligned(["cpu", "slow"])):
+        assert list(mine.config_id) == list(theirs.config_id)
+        assert np.allclose(mine.predicted_ms["lightgbm"], theirs.predicted_ms["lightgbm"])
+    with pytest.raises(ItercastError, match="in more than one of"):
+        IterationTimes.combine([IterationTimes.read(fast), IterationTimes.read(fast)])

@@ -76,3 +76,18 @@ def test_several_hardware_targets_compare_placement_by_estimates_with_type_blind
     assert oracle_placed["avg_jct_s"] < oracle_blind["avg_jct_s"]
     assert ("lightgbm", "srtf", "blind") in result and ("none", "fifo", "blind") in result
     assert ("lightgbm", "sjf", "blind") not in result
+
+
+def test_one_predictions_file_per_hardware_target(files, tmp_path, capsys):
+    predictions, workload = files
+    slow = tmp_path / "slow.csv"
+    lines = predictions.read_text().splitlines()
+    slow.write_text("\n".join([lines[0]] + [line.replace(",cpu,", ",slow,") for line in lines[1:]]) + "\n")
+    argv = ["experiment", "sched-prediction", "--dataset", str(tmp_path), "--predictions", str(predictions),
+            "--predictions", str(slow), "--hardware", "cpu,slow", "--workload", str(workload), "--gpus", "8",
+            "--gpus-per-node", "4", "--autosched-estimators", "", "--json"]
+    assert main(argv) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert {row["gpu_type_choice"] for row in rows if row["policy"] == "srtf"} == {"estimated", "blind"}
+    assert main(argv[:6] + ["--predictions", str(tmp_path / "missing.csv")] + argv[8:]) != 0
+    assert "missing.csv: no such predictions file" in capsys.readouterr().err

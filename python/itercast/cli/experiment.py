@@ -25,8 +25,9 @@ def register(subparsers) -> None:
     sched.add_argument("--dataset", required=True,
                        help="a collection directory (its held-out predictions are computed once into "
                             "DIR/predictions.csv unless --predictions names a file) or a predictions CSV")
-    sched.add_argument("--predictions", metavar="CSV", help="held-out predictions (itercast evaluate --folds K "
-                       "--predictions-csv); default: DIR/predictions.csv, computed when missing")
+    sched.add_argument("--predictions", metavar="CSV", action="append",
+                       help="held-out predictions (itercast evaluate --folds K --predictions-csv); repeatable, "
+                            "e.g. one file per hardware target; default: DIR/predictions.csv, computed when missing")
     sched.add_argument("--hardware", help="the dataset's hardware target(s) to take iteration times from: a key "
                        "or a part of one naming it alone; comma-separated for a heterogeneous cluster, one GPU "
                        "type per target, --gpus split evenly between them")
@@ -56,8 +57,12 @@ def iteration_times(args):
     from itercast.sched.jobs import IterationTimes
 
     dataset = Path(args.dataset)
-    path = Path(args.predictions) if args.predictions else (
-        dataset if dataset.is_file() else dataset / "predictions.csv")
+    if args.predictions:
+        for path in map(Path, args.predictions):
+            if not path.exists():
+                raise ItercastError(f"{path}: no such predictions file")
+        return IterationTimes.combine([IterationTimes.read(path) for path in args.predictions])
+    path = dataset if dataset.is_file() else dataset / "predictions.csv"
     if not path.exists():
         if not dataset.is_dir():
             raise ItercastError(f"{path}: no such predictions file")

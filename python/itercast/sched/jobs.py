@@ -141,6 +141,25 @@ class IterationTimes:
         rows = [{work_id(config): row for row, config in enumerate(table.config_id)} for table in tables]
         return [table.take([where[work] for work in order]) for table, where in zip(tables, rows)]
 
+    @classmethod
+    def combine(cls, tables: list["IterationTimes"]) -> "IterationTimes":
+        """Several predictions files as one (e.g. one per hardware target), with the estimators all of them
+        have; a configuration on the same hardware in two of them is an error."""
+        if len(tables) == 1:
+            return tables[0]
+        names = [name for name in tables[0].predicted_ms if all(name in table.predicted_ms for table in tables)]
+        def joined(field: str) -> np.ndarray:
+            return np.concatenate([getattr(table, field) for table in tables])
+
+        keys, counts = np.unique([f"{config} on {hardware}" for config, hardware in
+                                  zip(joined("config_id"), joined("hardware"))], return_counts=True)
+        if (counts > 1).any():
+            raise ItercastError(f"configuration {keys[counts > 1][0]} is in more than one of "
+                                f"{', '.join(table.source for table in tables)}")
+        return cls(joined("config_id"), joined("model"), joined("line"), joined("hardware"), joined("batch_size"),
+                   joined("measured_ms"), {name: np.concatenate([table.predicted_ms[name] for table in tables])
+                                           for name in names}, " + ".join(table.source for table in tables))
+
     def take(self, rows) -> "IterationTimes":
         rows = np.asarray(rows, dtype=np.int64)
         return IterationTimes(self.config_id[rows], self.model[rows], self.line[rows], self.hardware[rows],
