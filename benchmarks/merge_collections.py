@@ -1,0 +1,56 @@
+"""One collection made of several: a manifest.csv (and labels.csv) whose trace paths point into each.
+
+    python3 benchmarks/merge_collections.py OUT DIR [DIR ...]
+
+Rows keep their columns; a configuration in more than one collection is taken from the first. The
+traces stay where they are (absolute paths: an evaluation cache of the merged collection also serves
+each collection alone, its keys being the same trace paths). Used to evaluate the zoo with new lines added
+(docs/evaluate.md, "Current figures").
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+
+
+def read_rows(path: Path) -> tuple[list[str], list[dict]]:
+    if not path.exists():
+        return [], []
+    with open(path, newline="") as handle:
+        reader = csv.DictReader(handle)
+        return list(reader.fieldnames or []), list(reader)
+
+
+def merge(out: Path, sources: list[Path]) -> tuple[int, int]:
+    """Writes OUT/manifest.csv and OUT/labels.csv; returns (configurations, label pass rows)."""
+    out.mkdir(parents=True, exist_ok=True)
+    columns, manifest, seen = [], [], set()
+    label_columns, labels = [], []
+    for source in sources:
+        fields, rows = read_rows(source / "manifest.csv")
+        columns += [c for c in fields if c not in columns]
+        for row in rows:
+            if row["config_id"] in seen:
+                continue
+            seen.add(row["config_id"])
+            row["trace_path"] = str((source / row["trace_path"]).resolve())
+            manifest.append(row)
+        fields, rows = read_rows(source / "labels.csv")
+        label_columns += [c for c in fields if c not in label_columns]
+        labels += rows
+    for name, fields, rows in (("manifest.csv", columns, manifest), ("labels.csv", label_columns, labels)):
+        if rows:
+            with open(out / name, "w", newline="") as handle:
+                writer = csv.DictWriter(handle, fieldnames=fields)
+                writer.writeheader()
+                writer.writerows(rows)
+    return len(manifest), len(labels)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    configurations, passes = merge(Path(sys.argv[1]), [Path(a) for a in sys.argv[2:]])
+    print(f"{configurations} configurations, {passes} label pass rows in {sys.argv[1]}")
