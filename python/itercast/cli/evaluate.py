@@ -119,6 +119,11 @@ def run(args) -> int:
         print(subset.table())
         print()
         print(subset.family_table())
+        print()
+        print(subset.line_table())
+        if any(r.op_classes for r in subset.results):
+            print()
+            print(subset.op_class_tables())
     for label, path in (("plot", args.plot), ("per-family CSV", args.families_csv),
                         ("predictions CSV", args.predictions_csv)):
         if path:
