@@ -135,10 +135,9 @@ class Calibration:
 
     The reconciliation is fitted on measured op times, but applied to predicted ones, and a model's
     predictions for an architecture it has not seen lean towards the training set's typical op: by
-    architecture (five folds, 651 CPU configurations) it over-predicted iterations of fewer than 300 ops
-    by 3.5% on average and under-predicted those of over 4,000 by 2.2%, with gaps predicted 12% under
-    their measured sum throughout. Fitted on the training set's own (in-sample) predictions the correction
-    is half as large as on held-out ones, which are what a new trace gets (benchmarks/RESULTS.md).
+    architecture it over-predicts iterations of few ops, under-predicts those of many, and predicts gaps
+    short throughout. Fitted on the training set's own (in-sample) predictions the correction is about
+    half as large as on held-out ones, which are what a new trace gets (docs/decisions.md).
     """
 
     coefficients: list[float] = field(default_factory=lambda: [0.0, 0.0])
