@@ -94,41 +94,6 @@ def test_loading_another_schema_or_a_foreign_file_fails_clearly(predictor, tmp_p
         Predictor.load(tmp_path / "other.itc")
 
 
-def test_a_file_of_the_previous_feature_schema_still_predicts(dataset, tmp_path):
-    """Schema 10 appended op features (bytes moved, bytes per FLOP); a schema 9 model's boosters read the
-    rows without them, every other column where it was, and predict as they did."""
-    from itercast.predict.lgbm import ADDED_IN_SCHEMA, booster_columns
-    from itercast.predict.rows import COLUMNS, OP_FEATURES
-
-    old = Predictor(rounds=5, calibration_folds=None)
-    window_model = old.new_window_model
-    old.new_window_model = lambda: _as_schema(window_model(), 9)
-    old.fit(dataset)
-    trace = dataset.configs[0].trace_path
-    path = tmp_path / "schema9.itc"
-    old.save(path)
-    document = json.loads(path.read_text())
-    document["feature_schema"] = 9
-    path.write_text(json.dumps(document))
-    loaded = Predictor.load(path)
-    kept = loaded.models[loaded.hardware[0]].window_model.booster_columns
-    assert len(kept) == COLUMNS - len(ADDED_IN_SCHEMA[10])
-    assert not {OP_FEATURES.index(name) for name in ADDED_IN_SCHEMA[10]} & set(kept.tolist())
-    assert loaded.predict(trace).predicted_ms == pytest.approx(old.predict(trace).predicted_ms, rel=1e-12)
-    assert booster_columns(FEATURE_SCHEMA_VERSION) is None
-    document["feature_schema"] = 8
-    path.write_text(json.dumps(document))
-    with pytest.raises(ItercastError, match="feature schema 8"):
-        Predictor.load(path)
-
-
-def _as_schema(window_model, schema: int):
-    from itercast.predict.lgbm import booster_columns
-
-    window_model.booster_columns = booster_columns(schema)
-    return window_model
-
-
 def test_train_and_predict_cli(tiny_collection, dataset, tmp_path, capsys):
     model = tmp_path / "m.itc"
     assert main(["train", str(tiny_collection), "-o", str(model), "--rounds", "20", "--json"]) == 0
@@ -432,12 +397,12 @@ def test_a_version_2_file_scales_gaps_as_durations(predictor, dataset, tmp_path)
     path = tmp_path / "v2.itc"
     predictor.save(path)
     document = json.loads(path.read_text())
-    assert document["version"] == 8
+    assert document["version"] == 7
     document["version"] = 2
     for entry in document["hardware"].values():
         del entry["reconciliation"]["gap_scale"]
         del entry["reconciliation"]["min_share"]
-        del entry["window_model"]["roofline_bytes"]
+        del entry["window_model"]["roofline_bytes_from_output"]
         del entry["calibration"]
         del entry["window_model"]["linear_bounds"]
     path.write_text(json.dumps(document))
@@ -497,10 +462,8 @@ def test_a_version_4_file_predicts_uncalibrated(predictor, dataset, tmp_path):
     assert loaded.calibration.coefficients == [0.0, 0.0]
     assert predictor.models[key].calibration.coefficients != [0.0, 0.0]
     samples = featurise(dataset.configs[:3])
-    profiled, reconciled, _ = loaded.predict_parts(samples)
-    # floored at the default share, as every file before version 7 (the tiny collection's timing labels,
-    # taken on the spot, can put a reconciled time under it on a busy machine)
-    np.testing.assert_array_equal(loaded.predict_samples(samples)[1], loaded.reconciliation.floor(reconciled, profiled))
+    _, reconciled, _ = loaded.predict_parts(samples)
+    np.testing.assert_array_equal(loaded.predict_samples(samples)[1], reconciled)
 
 
 def test_linear_leaves_read_features_within_their_training_range(predictor, dataset, tmp_path):
@@ -594,16 +557,12 @@ def test_a_version_3_file_reads_its_prior_as_it_was_fitted(predictor, tmp_path):
     predictor.save(path)
     document = json.loads(path.read_text())
     key = predictor.hardware[0]
-    assert document["hardware"][key]["window_model"]["roofline_bytes"] == "moved"
+    assert document["hardware"][key]["window_model"]["roofline_bytes_from_output"] is True
     document["version"] = 3
-    del document["hardware"][key]["window_model"]["roofline_bytes"]
+    del document["hardware"][key]["window_model"]["roofline_bytes_from_output"]
     path.write_text(json.dumps(document))
     old = Predictor.load(path).models[key].window_model.roofline
-    assert old.bytes_term == "input" and predictor.models[key].window_model.roofline.bytes_term == "moved"
-    document["version"] = 7  # versions 4-7: at least the output bytes
-    document["hardware"][key]["window_model"]["roofline_bytes_from_output"] = True
-    path.write_text(json.dumps(document))
-    assert Predictor.load(path).models[key].window_model.roofline.bytes_term == "output"
+    assert not old.bytes_from_output and predictor.models[key].window_model.roofline.bytes_from_output
     np.testing.assert_array_equal(old.coefficients, predictor.models[key].window_model.roofline.coefficients)
 
 
@@ -615,7 +574,7 @@ def test_a_model_file_of_another_version_or_with_a_missing_field_fails_clearly(p
     document = json.loads(path.read_text())
     document["version"] = 1
     path.write_text(json.dumps(document))
-    with pytest.raises(ItercastError, match="version 1, this itercast reads versions 2, 3, 4, 5, 6, 7, 8: retrain it"):
+    with pytest.raises(ItercastError, match="version 1, this itercast reads versions 2, 3, 4, 5, 6, 7: retrain it"):
         Predictor.load(path)
     document["version"] = 3
     del next(iter(document["hardware"].values()))["window_model"]["time_weight"]
