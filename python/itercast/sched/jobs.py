@@ -148,6 +148,7 @@ class IterationTimes:
         if len(tables) == 1:
             return tables[0]
         names = [name for name in tables[0].predicted_ms if all(name in table.predicted_ms for table in tables)]
+
         def joined(field: str) -> np.ndarray:
             return np.concatenate([getattr(table, field) for table in tables])
 
