@@ -6,7 +6,7 @@ import numpy as np
 
 from itercast.predict.forest import NativeBooster
 from itercast.predict.roofline import Roofline
-from itercast.predict.rows import all_pairs, central_pair_per_op, one_pair_per_op, op_sums, rows_of
+from itercast.predict.rows import LABELS, all_pairs, central_pair_per_op, one_pair_per_op, op_sums, rows_of
 
 # 150 rounds at 0.1 matched 300 at 0.08 in by-architecture error on the CPU collection, at half the time.
 DEFAULT_ROUNDS = 150
@@ -27,7 +27,6 @@ DEFAULT_TIME_WEIGHT = 0.5
 # A sample of n ops weighs n ** this in both boosters' fits: between every op alike (1: long iterations
 # dominate) and every sample alike (0). Why 0.5: docs/decisions.md.
 DEFAULT_SAMPLE_EXPONENT = 0.5
-LABELS = ("duration", "gap")
 
 
 def default_label_params(rounds: int, linear_leaves: bool = True) -> dict[str, dict]:

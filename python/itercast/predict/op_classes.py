@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from itercast.predict.rows import CLASS_COLUMNS, OP_FEATURES, Rows
+from itercast.predict.rows import CLASS_COLUMNS, LABELS, OP_FEATURES, Rows
 
 CLASS_NAMES = [OP_FEATURES[c].split("=", 1)[1] for c in CLASS_COLUMNS]
-LABELS = ("duration", "gap")
 # A class counts in a configuration's row of the table when it holds at least this share of the
 # configuration's measured op time: a class of a few microseconds has a large relative error that
 # no iteration feels.

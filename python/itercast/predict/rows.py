@@ -44,6 +44,10 @@ def row_columns(window_columns: list[str], width: int) -> list[str]:
     return OP_FEATURES + aggregates + neighbours + list(POSITION_COLUMNS) + list(CONTEXT_FEATURES)
 
 
+# A row's two labels, in the order the op models predict them (Rows.duration, Rows.gap).
+LABELS = ("duration", "gap")
+
+
 @dataclass
 class Rows:
     x: np.ndarray  # (rows, columns) float32
