@@ -1,11 +1,11 @@
 """One collection made of several: a manifest.csv (and labels.csv) whose trace paths point into each.
 
-    python3 benchmarks/merge_collections.py OUT DIR [DIR ...]
+    PYTHONPATH=python python3 benchmarks/merge_collections.py OUT DIR [DIR ...]
 
 Rows keep their columns; a configuration in more than one collection is taken from the first. The
 traces stay where they are (absolute paths: an evaluation cache of the merged collection also serves
 each collection alone, its keys being the same trace paths). Used to evaluate the zoo with new lines added
-(docs/evaluate.md, "Current figures").
+(docs/decisions.md: the regime lines of issue 29).
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from __future__ import annotations
 import csv
 import sys
 from pathlib import Path
+
+from itercast.collect.manifest import LABELS_NAME, MANIFEST_NAME
 
 
 def read_rows(path: Path) -> tuple[list[str], list[dict]]:
@@ -24,12 +26,12 @@ def read_rows(path: Path) -> tuple[list[str], list[dict]]:
 
 
 def merge(out: Path, sources: list[Path]) -> tuple[int, int]:
-    """Writes OUT/manifest.csv and OUT/labels.csv; returns (configurations, label pass rows)."""
+    """Writes OUT's manifest and label passes; returns (configurations, label pass rows)."""
     out.mkdir(parents=True, exist_ok=True)
     columns, manifest, seen = [], [], set()
     label_columns, labels = [], []
     for source in sources:
-        fields, rows = read_rows(source / "manifest.csv")
+        fields, rows = read_rows(source / MANIFEST_NAME)
         columns += [c for c in fields if c not in columns]
         for row in rows:
             if row["config_id"] in seen:
@@ -37,10 +39,10 @@ def merge(out: Path, sources: list[Path]) -> tuple[int, int]:
             seen.add(row["config_id"])
             row["trace_path"] = str((source / row["trace_path"]).resolve())
             manifest.append(row)
-        fields, rows = read_rows(source / "labels.csv")
+        fields, rows = read_rows(source / LABELS_NAME)
         label_columns += [c for c in fields if c not in label_columns]
         labels += rows
-    for name, fields, rows in (("manifest.csv", columns, manifest), ("labels.csv", label_columns, labels)):
+    for name, fields, rows in ((MANIFEST_NAME, columns, manifest), (LABELS_NAME, label_columns, labels)):
         if rows:
             with open(out / name, "w", newline="") as handle:
                 writer = csv.DictWriter(handle, fieldnames=fields)
