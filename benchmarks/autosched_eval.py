@@ -3,14 +3,16 @@
     PYTHONPATH=python python3 benchmarks/autosched_eval.py [--sizes 64,128,256] [--weeks 3-8] [--json FILE]
 
 For each cluster size, the Philly virtual clusters whose load fits it (below)
-are replayed one week at a time, after a week of warm-up that fills the
-cluster and the history (metrics count the week's jobs only), under:
+are replayed one week at a time, after a week of warm-up under the default
+configuration that fills the cluster and the history (every method starts the
+week from the same cluster; metrics count the week's jobs only), under:
 
   (a) default   the default static configuration (Tiresias, 2 queues, 3,600 GPU-s)
   (b) prototype AutoSched's prototype: hourly, the last day's finished jobs replayed
                 into an empty cluster, 2-9 Tiresias queues at equal-mass percentiles
   (c) hindsight the best static configuration of the same search space for that
-                week, found with TPE on the real week (--hindsight-trials replays)
+                week, found with TPE on the real week (--hindsight-trials replays),
+                adopted at the window's start like the tuners' first switch
   (d) oracle    AutoSched given the real durations and the real jobs to come
   (e) autosched AutoSched (forecast, live snapshot, TPE, 5% margin)
 
@@ -27,6 +29,7 @@ import argparse
 import dataclasses
 import json
 import logging
+import math
 import os
 import sys
 import time
@@ -36,9 +39,10 @@ from pathlib import Path
 import numpy as np
 
 from itercast.sched import (
-    DEFAULT_CONFIG, AutoSched, PrototypeTuner, SearchSpace, SerialEvaluator, TunerSettings, replay,
+    DEFAULT_CONFIG, AutoSched, PrototypeTuner, Retune, SearchSpace, SerialEvaluator, TunerSettings, replay,
 )
-from itercast.sim import Cluster, load_workload
+from itercast.sim import Cluster, SimConfig, load_workload
+from itercast.sim.config import PER_SIMULATION_FIELDS
 
 SHARED = Path(os.environ.get("ITERCAST_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 WEEK, DAY = 7 * 86400.0, 86400.0
@@ -86,6 +90,25 @@ def run_window(task) -> dict:
     return row
 
 
+@dataclasses.dataclass
+class SwitchAtStart:
+    """A "tuner" that adopts one configuration at the first re-tune of the
+    window: a static configuration for the window, from the same warmed-up
+    cluster the tuners start from."""
+
+    config: SimConfig
+
+    def retune(self, simulation, history) -> Retune:
+        fixed = {name: getattr(simulation.config, name) for name in PER_SIMULATION_FIELDS}
+        chosen = dataclasses.replace(self.config, **fixed)
+        return Retune(simulation.now, simulation.config, chosen, math.nan, math.nan, 0, 0.0)
+
+
+def static_window_jct(jobs, cluster, start, config) -> float:
+    return replay(jobs, cluster, DEFAULT_CONFIG, tuner=SwitchAtStart(config), tune_from=start,
+                  measure_from=start).summary()["avg_jct_s"]
+
+
 def hindsight(jobs, cluster, start, trials: int) -> dict:
     import optuna
 
@@ -99,7 +122,7 @@ def hindsight(jobs, cluster, start, trials: int) -> dict:
     for _ in range(trials):
         trial = study.ask()
         config = space.suggest(trial, DEFAULT_CONFIG)
-        value = replay(jobs, cluster, config, measure_from=start).summary()["avg_jct_s"]
+        value = static_window_jct(jobs, cluster, start, config)
         study.tell(trial, value)
         best = min(best, (value, config), key=lambda pair: pair[0])
     return {"avg_jct_s": best[0], "switches": 0, "tuning_wall_s": 0.0, "wall_s": time.perf_counter() - began,

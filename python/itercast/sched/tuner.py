@@ -1,11 +1,16 @@
 """Tuners that re-configure a running cluster simulation.
 
-``AutoSched`` forecasts the coming workload from the history, builds what-ifs
-from the live cluster (``Simulation.snapshot``) plus sampled futures, searches
-the configuration space with Optuna's TPE under a fixed budget of
-simulations, and adopts the best candidate only if it beats the incumbent by
-``margin`` on the same futures. With ``clairvoyant=True`` it is given the real
-durations and the real jobs to come instead: an upper bound, not a scheduler.
+``AutoSched`` works on two time scales. Once a day it reviews the last week
+(``review.past_whatif``): the configuration that would have given its jobs
+the lowest average JCT becomes the *home* configuration when it beats the
+current home by ``margin``. Every interval it forecasts the coming workload
+from the history, builds what-ifs from the live cluster
+(``Simulation.snapshot``) plus sampled futures, searches the configuration
+space with Optuna's TPE under a fixed budget of simulations, and leaves home
+only for a candidate that beats it by ``margin`` on the same futures and
+again on fresh ones; a detour stays while it keeps that lead, then the
+cluster returns home. With ``clairvoyant=True`` it is given the real durations
+and the real jobs to come instead: an upper bound, not a scheduler.
 
 ``PrototypeTuner`` is the method of AutoSched's published prototype: replay
 the jobs finished in the last day into an empty cluster and grid-search the
@@ -27,6 +32,7 @@ import numpy as np
 from itercast.errors import ItercastError
 from itercast.sched.evaluators import ProcessEvaluator
 from itercast.sched.forecast import WorkloadForecaster
+from itercast.sched.review import past_whatif
 from itercast.sched.space import MAX_QUEUES, SearchSpace
 from itercast.sched.whatif import WhatIf, sampled_whatif, true_whatif
 from itercast.sim.cluster import Cluster
@@ -49,7 +55,10 @@ class TunerSettings:
     forecaster draws durations from (see ``WorkloadForecaster``);
     ``horizon_s`` how far ahead futures are sampled and simulated;
     ``budget`` simulations per re-tune (``futures`` per candidate, the
-    incumbent's included); ``margin`` the relative gain a switch needs."""
+    incumbent's included); ``margin`` the relative gain a switch needs;
+    every ``review_interval_s`` the last ``review_s`` of jobs (after
+    ``review_warmup_s`` that only loads the cluster) are replayed under
+    ``review_budget`` configurations (0: no review)."""
 
     interval_s: float = HOUR_S
     history_s: float = DAY_S
@@ -60,9 +69,14 @@ class TunerSettings:
     margin: float = 0.05
     seed: int = 0
     drain: bool = True
+    review_s: float = 7 * DAY_S
+    review_interval_s: float = DAY_S
+    review_warmup_s: float = DAY_S
+    review_budget: int = 32
 
     def __post_init__(self):
-        for name in ("interval_s", "history_s", "duration_history_s", "horizon_s"):
+        for name in ("interval_s", "history_s", "duration_history_s", "horizon_s", "review_s",
+                     "review_interval_s", "review_warmup_s"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise SimConfigError(f"{name} must be a positive number of seconds, got {value!r}")
@@ -73,6 +87,9 @@ class TunerSettings:
                                  f"validation: at least 4 x futures = {4 * self.futures} simulations")
         if not 0 <= self.margin < 1:
             raise SimConfigError(f"margin must be in [0, 1), got {self.margin!r}")
+        if self.review_budget != 0 and self.review_budget < 2:
+            raise SimConfigError(f"review_budget must be 0 (no review) or at least 2 (the incumbent and one "
+                                 f"candidate), got {self.review_budget}")
 
     @property
     def candidates(self) -> int:
@@ -93,6 +110,7 @@ class Retune:
     simulations: int
     wall_s: float
     note: str = ""
+    home: Optional[SimConfig] = None  # the configuration the last review stands for (None before one)
 
     @property
     def switched(self) -> bool:
@@ -129,8 +147,12 @@ class AutoSched:
         self.forecaster = WorkloadForecaster(self.settings.history_s,
                                              duration_history_s=self.settings.duration_history_s)
         self._rng = np.random.default_rng(self.settings.seed)
-        self._retunes = 0
+        self._searches = 0
         self._last_best: Optional[SimConfig] = None
+        self.home: Optional[SimConfig] = None
+        self._next_review = -math.inf
+        self._past: Optional[WhatIf] = None  # the last review's what-if and home's score on it
+        self._home_past_score = math.inf
 
     def retune(self, simulation: Simulation, history: History) -> Retune:
         began = time.perf_counter()
@@ -138,19 +160,33 @@ class AutoSched:
         live = simulation.snapshot()
         whatif, note = self._whatif(live, history, now)
         if whatif is None:
-            return Retune(now, incumbent, incumbent, math.nan, math.nan, 0, time.perf_counter() - began, note)
+            return Retune(now, incumbent, incumbent, math.nan, math.nan, 0, time.perf_counter() - began, note,
+                          self.home)
+        simulations = self._review(live, history, now, incumbent)
+        home = self.home if self.home is not None else incumbent
         with self.evaluator.session(whatif) as score:
-            incumbent_score = score([incumbent])[0]
-            best, best_score, candidates = self._search(score, incumbent, incumbent_score, whatif)
-        self._retunes += 1
+            known = [incumbent] if home == incumbent else [incumbent, home]
+            incumbent_score, *home_score = score(known)
+            home_score = home_score[0] if home_score else incumbent_score
+            start, start_score = min(zip(known, (incumbent_score, home_score)), key=lambda pair: pair[1])
+            best, best_score, candidates = self._search(score, incumbent, start, start_score,
+                                                        self.settings.candidates - (len(known) - 1),
+                                                        self._seeds(incumbent, home))
         self._last_best = best
-        simulations = (1 + candidates) * whatif.simulations_per_candidate
-        chosen = incumbent
-        if self._beats(best_score, incumbent_score):
-            chosen, validated = self._validate(best, incumbent, live, history, now)
-            simulations += validated
+        simulations += (len(known) + candidates) * whatif.simulations_per_candidate
+        # Leaving home takes the margin; a detour stays until it has no lead left.
+        reference, reference_score = home, home_score
+        if incumbent != home and incumbent_score < home_score:
+            reference, reference_score = incumbent, incumbent_score
+        chosen = reference
+        if best != reference and self._beats(best_score, reference_score):
+            plausible, reviewed = self._plausible(best)
+            simulations += reviewed
+            if plausible:
+                chosen, validated = self._validate(best, reference, live, history, now)
+                simulations += validated
         return Retune(now, incumbent, chosen, incumbent_score, best_score, simulations,
-                      time.perf_counter() - began, note)
+                      time.perf_counter() - began, note, self.home)
 
     def _beats(self, score: float, incumbent_score: float) -> bool:
         return score < incumbent_score * (1 - self.settings.margin)
@@ -170,6 +206,46 @@ class AutoSched:
             (best_scores <= incumbent_scores).all())
         return (best if adopted else incumbent), 2 * fresh.simulations_per_candidate
 
+    def _review(self, live: Workload, history: History, now: float, incumbent: SimConfig) -> int:
+        """Once every ``review_interval_s``: the configuration that would have
+        served the last ``review_s`` of jobs best becomes home when it beats
+        the current home (the incumbent before the first review) by the
+        margin. Returns the simulations spent."""
+        settings = self.settings
+        if settings.review_budget == 0 or now < self._next_review:
+            return 0
+        past = past_whatif(history.workload, history.finish, live, now, self.cluster,
+                           review_s=settings.review_s, warmup_s=settings.review_warmup_s,
+                           min_review_s=settings.history_s, draw_durations=self._draw_durations(),
+                           estimate_jobs=history.estimate)
+        if past is None:
+            return 0
+        self._next_review = now + settings.review_interval_s
+        home = self.home if self.home is not None else incumbent
+        with self.evaluator.session(past) as score:
+            home_score = score([home])[0]
+            best, best_score, candidates = self._search(score, incumbent, home, home_score,
+                                                        settings.review_budget - 1, self._seeds(incumbent, home))
+        self.home, self._home_past_score = (best, best_score) if self._beats(best_score, home_score) else (
+            home, home_score)
+        self._past = past
+        return 1 + candidates
+
+    def _plausible(self, config: SimConfig) -> tuple[bool, int]:
+        """A detour must not have been worse than home over the reviewed week
+        by more than the margin: what wins the next hours by starving jobs
+        that a week would have seen through (e.g. SRTF on rough estimates)
+        loses the week. Returns the verdict and the simulations spent."""
+        if self._past is None:
+            return True, 0
+        return self._past.score(config) <= self._home_past_score * (1 + self.settings.margin), 1
+
+    def _draw_durations(self):
+        if self.clairvoyant:
+            return None
+        return lambda jobs, done_s: self.forecaster.sample_durations(jobs.gpus, jobs.virtual_cluster, done_s,
+                                                                     self._rng)
+
     def _whatif(self, live: Workload, history: History, now: float) -> tuple[Optional[WhatIf], str]:
         settings = self.settings
         if self.clairvoyant:
@@ -182,25 +258,29 @@ class AutoSched:
                               self._rng, history.estimate, supplied=history.estimator is None,
                               drain=settings.drain), ""
 
-    def _search(self, score, incumbent: SimConfig, incumbent_score: float, whatif: WhatIf):
+    def _search(self, score, base: SimConfig, start: SimConfig, start_score: float, candidates: int,
+                seeds: list[SimConfig]) -> tuple[SimConfig, float, int]:
+        """TPE over the space for ``candidates`` simulations per future, the
+        ``seeds`` first; knobs a policy lacks come from ``base``. Returns the
+        best of ``start`` (already scored) and the candidates."""
         try:
             import optuna
         except ImportError:
             raise ItercastError("AutoSched searches with Optuna: pip install 'itercast[sched]'") from None
 
         optuna.logging.set_verbosity(logging.WARNING)
-        candidates = self.settings.candidates
-        sampler = optuna.samplers.TPESampler(seed=self.settings.seed + self._retunes, constant_liar=True,
+        sampler = optuna.samplers.TPESampler(seed=self.settings.seed + self._searches, constant_liar=True,
                                              n_startup_trials=max(3, candidates // 3))
+        self._searches += 1
         study = optuna.create_study(sampler=sampler)
-        for seed in self._seeds(incumbent):
+        for seed in seeds:
             study.enqueue_trial(self.space.params_of(seed), skip_if_exists=True)
-        penalty = incumbent_score * THRASH_PENALTY if math.isfinite(incumbent_score) else 1e18
-        best, best_score = incumbent, incumbent_score
+        penalty = start_score * THRASH_PENALTY if math.isfinite(start_score) else 1e18
+        best, best_score = start, start_score
         done = 0
         while done < candidates:
             trials = [study.ask() for _ in range(min(self.evaluator.workers, candidates - done))]
-            configs = [self.space.suggest(trial, incumbent) for trial in trials]
+            configs = [self.space.suggest(trial, base) for trial in trials]
             for trial, config, value in zip(trials, configs, score(configs)):
                 study.tell(trial, value if math.isfinite(value) else penalty)
                 if value < best_score:
@@ -208,10 +288,10 @@ class AutoSched:
             done += len(trials)
         return best, best_score, candidates
 
-    def _seeds(self, incumbent: SimConfig) -> list[SimConfig]:
-        """Worth trying first: the last re-tune's winner and one
+    def _seeds(self, incumbent: SimConfig, home: SimConfig) -> list[SimConfig]:
+        """Worth trying first: the last search's winner, home, and one
         duration-aware and one service-based policy."""
-        seeds = [self._last_best] if self._last_best is not None and self._last_best != incumbent else []
+        seeds = [config for config in (self._last_best, home) if config is not None and config != incumbent]
         for policy in ("srtf", "las", "sjf"):
             if policy in self.space.policies and policy != incumbent.policy:
                 seeds.append(dataclasses.replace(incumbent, policy=policy))

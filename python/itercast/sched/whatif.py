@@ -44,6 +44,7 @@ class WhatIf:
     start: float
     end: float
     drain: bool = False
+    measure_from: float = -np.inf  # jobs submitted earlier only load the cluster (a warm-up)
 
     def score(self, config: SimConfig) -> float:
         """Mean over the futures of the jobs' mean time in the system until
@@ -52,15 +53,18 @@ class WhatIf:
 
     def per_future(self, config: SimConfig) -> np.ndarray:
         end = np.inf if self.drain else self.end
-        return np.array([score_future(future, self.cluster, config, self.start, end) for future in self.futures])
+        return np.array([score_future(future, self.cluster, config, self.start, end, self.measure_from)
+                         for future in self.futures])
 
     @property
     def simulations_per_candidate(self) -> int:
         return len(self.futures)
 
 
-def score_future(workload: Workload, cluster: Cluster, config: SimConfig, start: float, end: float) -> float:
-    if len(workload) == 0:
+def score_future(workload: Workload, cluster: Cluster, config: SimConfig, start: float, end: float,
+                 measure_from: float = -np.inf) -> float:
+    measured = workload.submit >= measure_from
+    if not measured.any():
         return 0.0
     simulation = Simulation(workload, cluster, dataclasses.replace(config, estimate="supplied"), start_time=start)
     simulation.run(until=None if np.isinf(end) else end,
@@ -69,7 +73,7 @@ def score_future(workload: Workload, cluster: Cluster, config: SimConfig, start:
         return float("inf")
     finish = simulation.result().finish
     in_system = np.minimum(np.where(np.isnan(finish), end, finish), end) - np.maximum(workload.submit, start)
-    return float(np.mean(np.maximum(in_system, 0.0)))
+    return float(np.mean(np.maximum(in_system[measured], 0.0)))
 
 
 def resampled_live(live: Workload, total_s: np.ndarray) -> Workload:
