@@ -86,14 +86,20 @@ def replay(workload: Workload, cluster: Cluster, config: SimConfig = DEFAULT_CON
     outcome = ReplayResult(result=None, timeline=[(simulation.now, simulation.config)])
     last_submit = float(workload.submit.max())
     now = simulation.now
+    estimates = initial
+    submitted_estimates = np.full(len(workload), np.nan)
     while not simulation.run(until=now + interval_s):
         now = simulation.now
         finish = simulation.result().finish
+        arrived = np.isnan(submitted_estimates) & (workload.submit < now)
+        submitted_estimates[arrived] = estimates[arrived]
         if estimator is not None:
             estimator.fit(workload, finish, now)
-            simulation.set_estimates(estimator.predict(workload.gpus, workload.virtual_cluster))
+            estimates = estimator.predict(workload.gpus, workload.virtual_cluster)
+            simulation.set_estimates(estimates)
         if tuner is not None and (tune_from is None or now >= tune_from):
-            retune: Retune = tuner.retune(simulation, History(workload, finish, estimator))
+            history = History(workload, finish, estimator, submitted_estimates)
+            retune: Retune = tuner.retune(simulation, history)
             outcome.retunes.append(retune)
             if retune.switched:
                 simulation.set_config(retune.chosen)

@@ -30,14 +30,15 @@ from itercast.sim.cluster import Cluster
 from itercast.sim.workload import Workload
 
 
-def past_whatif(jobs: Workload, finish: np.ndarray, live: Workload, now: float, cluster: Cluster, *,
-                review_s: float, warmup_s: float, min_review_s: float,
-                draw_durations: Optional[Callable[[Workload, np.ndarray], np.ndarray]],
-                estimate_jobs: Callable[[Workload], np.ndarray]) -> Optional[WhatIf]:
-    """The last ``review_s`` of submissions (None when the trace so far
-    covers less than ``min_review_s``) as a what-if scored on their average
+def past_whatif(history, live: Workload, now: float, cluster: Cluster, *, review_s: float, warmup_s: float,
+                min_review_s: float, draws: int,
+                draw_durations: Optional[Callable[[Workload, np.ndarray], np.ndarray]]) -> Optional[WhatIf]:
+    """The last ``review_s`` of submissions of ``history`` (a tuner's
+    ``History``; None when the trace so far covers less than
+    ``min_review_s``) as a what-if of ``draws`` pasts scored on their average
     JCT. ``draw_durations(unfinished, work_done_s)`` gives the unfinished
     jobs' total durations; None keeps their real ones (clairvoyant)."""
+    jobs, finish = history.workload, history.finish
     submitted = jobs.submit < now
     if not submitted.any():
         return None
@@ -45,12 +46,14 @@ def past_whatif(jobs: Workload, finish: np.ndarray, live: Workload, now: float, 
     if now - begin < min_review_s or not (submitted & (jobs.submit >= begin)).any():
         return None
     window = submitted & (jobs.submit >= begin - warmup_s)
-    past = jobs.subset(window)
+    past = dataclasses.replace(jobs.subset(window), estimates=history.estimate_as_submitted(window))
     unfinished = ~(finish[window] <= now)
-    if draw_durations is not None and unfinished.any():
-        past = _redrawn(past, unfinished, _work_done(past, live, unfinished), draw_durations)
-    past = dataclasses.replace(past, estimates=estimate_jobs(past))
-    return WhatIf((past,), cluster, float(past.submit.min()), np.inf, drain=True, measure_from=begin)
+    if draw_durations is None or not unfinished.any():
+        pasts = (past,)
+    else:
+        done_s = _work_done(past, live, unfinished)
+        pasts = tuple(_redrawn(past, unfinished, done_s, draw_durations) for _ in range(draws))
+    return WhatIf(pasts, cluster, float(past.submit.min()), np.inf, drain=True, measure_from=begin)
 
 
 def _work_done(past: Workload, live: Workload, unfinished: np.ndarray) -> np.ndarray:

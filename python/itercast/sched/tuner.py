@@ -57,8 +57,9 @@ class TunerSettings:
     ``budget`` simulations per re-tune (``futures`` per candidate, the
     incumbent's included); ``margin`` the relative gain a switch needs;
     every ``review_interval_s`` the last ``review_s`` of jobs (after
-    ``review_warmup_s`` that only loads the cluster) are replayed under
-    ``review_budget`` configurations (0: no review)."""
+    ``review_warmup_s`` that only loads the cluster) are replayed in
+    ``futures`` draws of the unfinished jobs' durations, ``review_budget``
+    simulations in all (0: no review)."""
 
     interval_s: float = HOUR_S
     history_s: float = DAY_S
@@ -72,7 +73,7 @@ class TunerSettings:
     review_s: float = 7 * DAY_S
     review_interval_s: float = DAY_S
     review_warmup_s: float = DAY_S
-    review_budget: int = 32
+    review_budget: int = 64
 
     def __post_init__(self):
         for name in ("interval_s", "history_s", "duration_history_s", "horizon_s", "review_s",
@@ -87,9 +88,10 @@ class TunerSettings:
                                  f"validation: at least 4 x futures = {4 * self.futures} simulations")
         if not 0 <= self.margin < 1:
             raise SimConfigError(f"margin must be in [0, 1), got {self.margin!r}")
-        if self.review_budget != 0 and self.review_budget < 2:
-            raise SimConfigError(f"review_budget must be 0 (no review) or at least 2 (the incumbent and one "
-                                 f"candidate), got {self.review_budget}")
+        if self.review_budget != 0 and self.review_budget < 2 * self.futures:
+            raise SimConfigError(f"review_budget must be 0 (no review) or allow home and one candidate on "
+                                 f"every draw of the past: at least 2 x futures = {2 * self.futures}, "
+                                 f"got {self.review_budget}")
 
     @property
     def candidates(self) -> int:
@@ -121,16 +123,30 @@ class Retune:
 class History:
     """What the cluster knows at a re-tune: every job of the trace (only those
     submitted before now are looked at), their finish times so far (NaN when
-    unfinished) and the estimator in use (None with supplied estimates)."""
+    unfinished), the estimator in use (None with supplied estimates) and the
+    estimate each submitted job was ranked by when it arrived (NaN: not
+    recorded)."""
 
     workload: Workload
     finish: np.ndarray
     estimator: Optional[object] = None
+    submitted_estimates: Optional[np.ndarray] = None
 
     def estimate(self, jobs: Workload) -> np.ndarray:
         if self.estimator is None:  # supplied estimates: the real jobs' own, sampled jobs' durations
             return jobs.estimates if jobs.estimates is not None else jobs.duration
         return self.estimator.predict(jobs.gpus, jobs.virtual_cluster)
+
+    def estimate_as_submitted(self, mask: np.ndarray) -> np.ndarray:
+        """The estimates the jobs of ``mask`` had when they arrived, where
+        recorded; today's estimator would have learned from their own
+        durations and flatter duration-aware policies in a review."""
+        jobs = self.workload.subset(mask)
+        estimates = self.estimate(jobs)
+        if self.submitted_estimates is not None:
+            recorded = self.submitted_estimates[mask]
+            estimates = np.where(np.isfinite(recorded), recorded, estimates)
+        return estimates
 
 
 @dataclass
@@ -214,22 +230,29 @@ class AutoSched:
         settings = self.settings
         if settings.review_budget == 0 or now < self._next_review:
             return 0
-        past = past_whatif(history.workload, history.finish, live, now, self.cluster,
-                           review_s=settings.review_s, warmup_s=settings.review_warmup_s,
-                           min_review_s=settings.history_s, draw_durations=self._draw_durations(),
-                           estimate_jobs=history.estimate)
+        past = past_whatif(history, live, now, self.cluster, review_s=settings.review_s,
+                           warmup_s=settings.review_warmup_s, min_review_s=settings.history_s,
+                           draws=1 if self.clairvoyant else settings.futures,
+                           draw_durations=self._draw_durations())
         if past is None:
             return 0
         self._next_review = now + settings.review_interval_s
         home = self.home if self.home is not None else incumbent
+        scored = []
         with self.evaluator.session(past) as score:
             home_score = score([home])[0]
-            best, best_score, candidates = self._search(score, incumbent, home, home_score,
-                                                        settings.review_budget - 1, self._seeds(incumbent, home))
-        self.home, self._home_past_score = (best, best_score) if self._beats(best_score, home_score) else (
+            _, best_score, candidates = self._search(score, incumbent, home, home_score,
+                                                     settings.review_budget // len(past.futures) - 1,
+                                                     self._seeds(incumbent, home), scored)
+        # Among the configurations within the margin of the best, the one with the
+        # fewest knobs: a week is one sample, and extra knobs fit its accidents.
+        near = [(config, value) for config, value in [(home, home_score)] + scored
+                if value <= best_score * (1 + settings.margin / 2)]
+        pick, pick_score = min(near, key=lambda pair: (len(self.space.params_of(pair[0])), pair[1]))
+        self.home, self._home_past_score = (pick, pick_score) if self._beats(pick_score, home_score) else (
             home, home_score)
         self._past = past
-        return 1 + candidates
+        return (1 + candidates) * len(past.futures)
 
     def _plausible(self, config: SimConfig) -> tuple[bool, int]:
         """A detour must not have been worse than home over the reviewed week
@@ -238,7 +261,8 @@ class AutoSched:
         loses the week. Returns the verdict and the simulations spent."""
         if self._past is None:
             return True, 0
-        return self._past.score(config) <= self._home_past_score * (1 + self.settings.margin), 1
+        verdict = self._past.score(config) <= self._home_past_score * (1 + self.settings.margin)
+        return verdict, len(self._past.futures)
 
     def _draw_durations(self):
         if self.clairvoyant:
@@ -259,10 +283,11 @@ class AutoSched:
                               drain=settings.drain), ""
 
     def _search(self, score, base: SimConfig, start: SimConfig, start_score: float, candidates: int,
-                seeds: list[SimConfig]) -> tuple[SimConfig, float, int]:
+                seeds: list[SimConfig], scored: Optional[list] = None) -> tuple[SimConfig, float, int]:
         """TPE over the space for ``candidates`` simulations per future, the
         ``seeds`` first; knobs a policy lacks come from ``base``. Returns the
-        best of ``start`` (already scored) and the candidates."""
+        best of ``start`` (already scored) and the candidates; every
+        (candidate, score) is appended to ``scored``."""
         try:
             import optuna
         except ImportError:
@@ -283,6 +308,8 @@ class AutoSched:
             configs = [self.space.suggest(trial, base) for trial in trials]
             for trial, config, value in zip(trials, configs, score(configs)):
                 study.tell(trial, value if math.isfinite(value) else penalty)
+                if scored is not None:
+                    scored.append((config, value))
                 if value < best_score:
                     best, best_score = config, value
             done += len(trials)
