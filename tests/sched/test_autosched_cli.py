@@ -62,6 +62,8 @@ def test_plot_and_table(trace, tmp_path, capsys):
     (["--budget", "7", "--futures", "2"], "at least 4 x futures"),
     (["--interval", "-5"], "interval_s must be a positive"),
     (["--margin", "1.5"], "margin must be in"),
+    (["--review-budget", "3"], "review_budget must be 0"),
+    (["--review", "0"], "review_s must be a positive"),
     (["--workers", "0"], "--workers must be at least 1"),
     (["--gpus", "10"], "multiple of --gpus-per-node"),
 ])

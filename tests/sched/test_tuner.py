@@ -13,6 +13,8 @@ from itercast.sched import (
 )
 from itercast.sched import whatif as whatif_module
 from itercast.sched.space import geometric_limits
+from itercast.sched.review import past_whatif
+from itercast.sched.tuner import Retune
 from itercast.sched.whatif import WhatIf, resampled_live, score_future
 from itercast.sim import Cluster, JobSpec, SimConfig, SimConfigError, Simulation, Workload, simulate
 
@@ -206,6 +208,8 @@ def test_invalid_search_ranges_are_clear_errors(changes, message):
     ({"horizon_s": float("nan")}, "horizon_s must be a positive"),
     ({"margin": 1.0}, "margin must be in"),
     ({"futures": 0}, "futures must be at least 1"),
+    ({"review_budget": 5, "futures": 3}, "review_budget must be 0"),
+    ({"review_s": -1.0}, "review_s must be a positive"),
 ])
 def test_invalid_tuner_settings_are_clear_errors(changes, message):
     with pytest.raises(SimConfigError, match=message):
@@ -250,3 +254,75 @@ def test_durations_can_come_from_a_longer_window_than_arrivals(make_workload):
     week = WorkloadForecaster(DAY, duration_history_s=7 * DAY).fit(both, finish, now)
     assert day_only.sample_durations(np.ones(200, int), None, np.zeros(200), rng).max() < 1000
     assert (week.sample_durations(np.ones(200, int), None, np.zeros(200), rng) > 1000).mean() > 0.3
+
+
+def test_the_review_replays_the_past_with_what_is_known_now():
+    # Warm-up job W, reviewed jobs A (finished) and B (running, 50 s done), C (queued).
+    jobs = make_jobs(("W", 0, 1, 100), ("A", 1000, 1, 100), ("B", 2000, 1, 500), ("C", 2010, 1, 300))
+    jobs = dataclasses.replace(jobs, estimates=np.array([1.0, 2.0, 3.0, 4.0]))
+    finish = np.array([100, 1100, np.nan, np.nan])
+    now = 2050.0
+    live = jobs.subset(np.array([False, False, True, True]))
+    live = dataclasses.replace(live, remaining_s=np.array([450.0, 300.0]))
+    history = History(jobs, finish, submitted_estimates=np.array([np.nan, 7.0, 8.0, np.nan]))
+    drawn = []
+
+    def draw(unfinished, done_s):
+        drawn.append((list(unfinished.job_ids), list(done_s)))
+        return done_s + 1000.0
+
+    past = past_whatif(history, live, now, CLUSTER, review_s=1500.0, warmup_s=1000.0, min_review_s=100.0,
+                       draws=2, draw_durations=draw)
+    assert drawn == [(["B", "C"], [50.0, 0.0])] * 2
+    assert len(past.futures) == 2 and past.measure_from == now - 1500.0 and past.drain
+    first = past.futures[0]
+    assert list(first.job_ids) == ["W", "A", "B", "C"]  # W loads the cluster, is not scored
+    np.testing.assert_array_equal(first.duration, [100, 100, 1050, 1000])
+    np.testing.assert_array_equal(first.estimates, [1.0, 7.0, 8.0, 4.0])  # as submitted where recorded
+    fifo = SimConfig(policy="fifo", estimate="supplied")
+    # On an idle 16-GPU cluster every reviewed job runs at once: mean JCT of A, B, C.
+    assert past.score(fifo) == pytest.approx((100 + 1050 + 1000) / 3)
+    assert past_whatif(history, live, now, CLUSTER, review_s=1500.0, warmup_s=0.0, min_review_s=3000.0,
+                       draws=1, draw_durations=None) is None  # less history than a review needs
+
+
+def test_replay_records_the_estimate_each_job_arrived_with(make_workload):
+    jobs = two_kinds(make_workload, days=1.0)
+    seen = []
+
+    class Recorder:
+        def retune(self, simulation, history):
+            seen.append(history)
+            return Retune(simulation.now, simulation.config, simulation.config, 0.0, 0.0, 0, 0.0)
+
+    replay(jobs, CLUSTER, SimConfig(policy="sjf"), tuner=Recorder())
+    early, late = seen[0], seen[-1]
+    arrived_early = jobs.submit < early.workload.submit.min() + 3600
+    # What the first hour's jobs arrived with is kept, though the estimator has learned since.
+    np.testing.assert_array_equal(late.submitted_estimates[arrived_early], early.submitted_estimates[arrived_early])
+    assert np.isfinite(late.submitted_estimates).all()
+    assert not np.allclose(late.submitted_estimates, late.estimate(jobs))
+
+
+def test_a_review_sets_home_and_the_tuner_goes_there(make_workload):
+    jobs = two_kinds(make_workload, days=3.0)
+    settings = dataclasses.replace(FAST, review_budget=16, review_s=DAY)
+    tuner = AutoSched(CLUSTER, settings, evaluator=SerialEvaluator())
+    tuned = replay(jobs, CLUSTER, SimConfig(policy="fifo"), tuner=tuner)
+    homes = [retune.home for retune in tuned.retunes if retune.home is not None]
+    assert homes and homes[-1].policy != "fifo"
+    fifo = dataclasses.replace(homes[-1], policy="fifo")
+    assert tuner._past.score(homes[-1]) < (1 - settings.margin) * tuner._past.score(fifo)
+    assert tuned.summary()["avg_jct_s"] < 0.7 * replay(jobs, CLUSTER, SimConfig(policy="fifo")).summary()["avg_jct_s"]
+
+
+def test_a_detour_the_week_would_have_regretted_is_not_taken(make_workload):
+    jobs = two_kinds(make_workload, days=1.0)
+    jobs = dataclasses.replace(jobs, estimates=jobs.duration)
+    past = WhatIf((jobs,), CLUSTER, 0.0, np.inf, drain=True)
+    srtf, fifo = SimConfig(policy="srtf", estimate="supplied"), SimConfig(policy="fifo", estimate="supplied")
+    tuner = AutoSched(CLUSTER, FAST, evaluator=SerialEvaluator())
+    assert tuner._plausible(fifo) == (True, 0)  # no review yet: nothing to regret
+    tuner._past, tuner._home_past_score = past, past.score(srtf)
+    assert tuner._plausible(fifo) == (False, 1)
+    assert tuner._plausible(srtf) == (True, 1)

@@ -18,7 +18,9 @@ def register(subparsers):
         "autosched", help="replay a job trace with online tuning of the scheduler's configuration",
         description="Replay a workload on a simulated cluster, starting from Tiresias (2 queues, 3,600 GPU-s); "
                     "every --interval seconds the tuner forecasts the coming jobs, simulates candidate "
-                    "configurations from the live cluster state and switches when one is --margin better. "
+                    "configurations from the live cluster state and switches when one is --margin better; "
+                    "once a day it replays the last --review seconds of jobs to choose the configuration "
+                    "it returns to. "
                     "See docs/autosched.md.")
     parser.add_argument("--workload", required=True, help="workload CSV file")
     parser.add_argument("--format", choices=sorted(FORMATS), help="CSV schema (default: from the header)")
@@ -33,6 +35,10 @@ def register(subparsers):
     parser.add_argument("--futures", type=int, default=3, help="sampled futures per candidate (default 3)")
     parser.add_argument("--margin", type=float, default=0.05,
                         help="relative gain a candidate needs over the incumbent to be adopted (default 0.05)")
+    parser.add_argument("--review", type=float, default=7 * 86400.0,
+                        help="seconds of past jobs the daily review replays to choose home (default 604800)")
+    parser.add_argument("--review-budget", type=int, default=64,
+                        help="simulations per daily review; 0 turns the review off (default 64)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--workers", type=int, help="processes per re-tune (default: the CPU count)")
     parser.add_argument("--dask", metavar="ADDRESS", help="run the what-if simulations on this dask.distributed scheduler")
@@ -49,7 +55,8 @@ def run(args) -> int:
     from itercast.sched import AutoSched, SearchSpace, TunerSettings, make_evaluator, replay
 
     settings = TunerSettings(interval_s=args.interval, history_s=args.history, horizon_s=args.horizon,
-                             budget=args.budget, futures=args.futures, margin=args.margin, seed=args.seed)
+                             budget=args.budget, futures=args.futures, margin=args.margin, seed=args.seed,
+                             review_s=args.review, review_budget=args.review_budget)
     if args.workers is not None and args.workers < 1:
         raise SimConfigError(f"--workers must be at least 1, got {args.workers}")
     cluster = Cluster.homogeneous(args.gpus, args.gpus_per_node)
