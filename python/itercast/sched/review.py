@@ -4,14 +4,15 @@ A what-if from the live cluster sees the next hours, and over hours the
 configurations that are best over a week differ by a percent or two, less
 than any margin that keeps a tuner from switching on noise. Over a week they
 differ by 10-20%, and the best static configuration of the last week is
-close to the best of the next (Philly, weeks 7-8 at 128 and 256 GPUs: within
-0-2%). So once a day the tuner replays the jobs submitted over the last week
-under candidate configurations, with what is known now:
+close to the best of the next (docs/decisions.md). So once a day the tuner
+replays the jobs submitted over the last week under candidate
+configurations, with what is known now:
 
 - the jobs that finished keep their real durations (the cluster saw them run);
-- the unfinished ones get durations drawn from the forecaster's duration
-  model given the work they have done (their real durations when clairvoyant);
-- duration-aware policies rank by the estimates the cluster uses.
+- the unfinished ones get durations drawn, several times, from the
+  forecaster's duration model given the work they have done (their real
+  durations when clairvoyant);
+- duration-aware policies rank each job by the estimate it arrived with.
 
 The replay starts from an empty cluster a warm-up before the reviewed window
 (the jobs of the warm-up load the cluster but are not scored), and the score

@@ -1,15 +1,15 @@
 """Tuners that re-configure a running cluster simulation.
 
 ``AutoSched`` works on two time scales. Once a day it reviews the last week
-(``review.past_whatif``): the configuration that would have given its jobs
-the lowest average JCT becomes the *home* configuration when it beats the
-current home by ``margin``. Every interval it forecasts the coming workload
+(``review.past_whatif``): the simplest configuration close to the lowest
+average JCT its jobs could have had becomes the *home* configuration when it
+beats the current home by ``margin``. Every interval it forecasts the coming workload
 from the history, builds what-ifs from the live cluster
 (``Simulation.snapshot``) plus sampled futures, searches the configuration
 space with Optuna's TPE under a fixed budget of simulations, and leaves home
 only for a candidate that beats it by ``margin`` on the same futures and
-again on fresh ones; a detour stays while it keeps that lead, then the
-cluster returns home. With ``clairvoyant=True`` it is given the real durations
+again on fresh ones and that the week would not have regretted; a detour
+stays while it keeps any lead, then the cluster returns home. With ``clairvoyant=True`` it is given the real durations
 and the real jobs to come instead: an upper bound, not a scheduler.
 
 ``PrototypeTuner`` is the method of AutoSched's published prototype: replay
@@ -224,9 +224,9 @@ class AutoSched:
 
     def _review(self, live: Workload, history: History, now: float, incumbent: SimConfig) -> int:
         """Once every ``review_interval_s``: the configuration that would have
-        served the last ``review_s`` of jobs best becomes home when it beats
-        the current home (the incumbent before the first review) by the
-        margin. Returns the simulations spent."""
+        served the last ``review_s`` of jobs best (the simplest near it)
+        becomes home when it beats the current home (the incumbent before the
+        first review) by the margin. Returns the simulations spent."""
         settings = self.settings
         if settings.review_budget == 0 or now < self._next_review:
             return 0
@@ -244,8 +244,8 @@ class AutoSched:
             _, best_score, candidates = self._search(score, incumbent, home, home_score,
                                                      settings.review_budget // len(past.futures) - 1,
                                                      self._seeds(incumbent, home), scored)
-        # Among the configurations within the margin of the best, the one with the
-        # fewest knobs: a week is one sample, and extra knobs fit its accidents.
+        # Among the configurations within half the margin of the best, the one with
+        # the fewest knobs: a week is one sample, and extra knobs fit its accidents.
         near = [(config, value) for config, value in [(home, home_score)] + scored
                 if value <= best_score * (1 + settings.margin / 2)]
         pick, pick_score = min(near, key=lambda pair: (len(self.space.params_of(pair[0])), pair[1]))
