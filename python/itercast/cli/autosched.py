@@ -18,9 +18,9 @@ def register(subparsers):
         "autosched", help="replay a job trace with online tuning of the scheduler's configuration",
         description="Replay a workload on a simulated cluster, starting from Tiresias (2 queues, 3,600 GPU-s); "
                     "every --interval seconds the tuner forecasts the coming jobs, simulates candidate "
-                    "configurations from the live cluster state and switches when one is --margin better; "
-                    "once a day it replays the last --review seconds of jobs to choose the configuration "
-                    "it returns to. "
+                    "configurations from the live cluster state and switches when one is --margin better "
+                    "(with --review-budget, once a day it also replays the last --review seconds of jobs "
+                    "to choose the configuration it returns to). "
                     "See docs/autosched.md.")
     parser.add_argument("--workload", required=True, help="workload CSV file")
     parser.add_argument("--format", choices=sorted(FORMATS), help="CSV schema (default: from the header)")
@@ -37,8 +37,9 @@ def register(subparsers):
                         help="relative gain a candidate needs over the incumbent to be adopted (default 0.05)")
     parser.add_argument("--review", type=float, default=7 * 86400.0,
                         help="seconds of past jobs the daily review replays to choose home (default 604800)")
-    parser.add_argument("--review-budget", type=int, default=64,
-                        help="simulations per daily review; 0 turns the review off (default 64)")
+    parser.add_argument("--review-budget", type=int, default=0,
+                        help="simulations per daily review of the last --review seconds, e.g. 64; "
+                             "0, the default, reviews nothing (docs/autosched.md)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--workers", type=int, help="processes per re-tune (default: the CPU count)")
     parser.add_argument("--dask", metavar="ADDRESS", help="run the what-if simulations on this dask.distributed scheduler")

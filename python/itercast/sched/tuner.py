@@ -1,9 +1,12 @@
 """Tuners that re-configure a running cluster simulation.
 
-``AutoSched`` works on two time scales. Once a day it reviews the last week
+``AutoSched`` can work on two time scales. With a ``review_budget`` (off by
+default: it did worse on held-out weeks, docs/decisions.md), once a day it
+reviews the last week
 (``review.past_whatif``): the simplest configuration close to the lowest
 average JCT its jobs could have had becomes the *home* configuration when it
-beats the current home by ``margin``. Every interval it forecasts the coming workload
+beats the current home by ``margin`` (without one, home is the incumbent).
+Every interval it forecasts the coming workload
 from the history, builds what-ifs from the live cluster
 (``Simulation.snapshot``) plus sampled futures, searches the configuration
 space with Optuna's TPE under a fixed budget of simulations, and leaves home
@@ -73,7 +76,7 @@ class TunerSettings:
     review_s: float = 7 * DAY_S
     review_interval_s: float = DAY_S
     review_warmup_s: float = DAY_S
-    review_budget: int = 64
+    review_budget: int = 0
 
     def __post_init__(self):
         for name in ("interval_s", "history_s", "duration_history_s", "horizon_s", "review_s",
