@@ -26,7 +26,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from itercast.sched.whatif import WhatIf, work_done_s
+from itercast.sched.whatif import WhatIf, rescaled, work_done_s
 from itercast.sim.cluster import Cluster
 from itercast.sim.workload import Workload
 
@@ -66,8 +66,7 @@ def _work_done(past: Workload, live: Workload, unfinished: np.ndarray) -> np.nda
 
 def _redrawn(past: Workload, unfinished: np.ndarray, done_s: np.ndarray,
              draw_durations: Callable[[Workload, np.ndarray], np.ndarray]) -> Workload:
-    fastest = past.durations[unfinished].min(axis=1)
-    total_s = np.maximum(draw_durations(past.subset(unfinished), done_s), done_s + 1e-6)
     durations = past.durations.copy()
-    durations[unfinished] *= (total_s / fastest)[:, None]
+    durations[unfinished], _ = rescaled(durations[unfinished], draw_durations(past.subset(unfinished), done_s),
+                                        done_s)
     return dataclasses.replace(past, durations=durations)

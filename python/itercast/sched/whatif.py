@@ -80,11 +80,18 @@ def resampled_live(live: Workload, total_s: np.ndarray) -> Workload:
     """The live jobs with new total durations (seconds on the fastest GPU
     type, > the work done), keeping the work each has done and the speed
     ratios between GPU types."""
-    fastest = live.durations.min(axis=1)
-    done_s = fastest - live.remaining_s
+    done_s = work_done_s(live)
+    durations, total_s = rescaled(live.durations, total_s, done_s)
+    return dataclasses.replace(live, durations=durations, remaining_s=total_s - done_s,
+                               done_fraction=done_s / total_s)
+
+
+def rescaled(durations: np.ndarray, total_s: np.ndarray, done_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-type durations (jobs x GPU types) rescaled so that each job takes
+    ``total_s`` on its fastest type, at least just over the ``done_s`` it has
+    done, keeping the speed ratios between types; and the totals used."""
     total_s = np.maximum(total_s, done_s + 1e-6)
-    return dataclasses.replace(live, durations=live.durations * (total_s / fastest)[:, None],
-                               remaining_s=total_s - done_s, done_fraction=done_s / total_s)
+    return durations * (total_s / durations.min(axis=1))[:, None], total_s
 
 
 def work_done_s(live: Workload) -> np.ndarray:
