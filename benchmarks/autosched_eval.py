@@ -131,8 +131,12 @@ def hindsight(jobs, cluster, start, trials: int) -> dict:
 
 
 def parse_weeks(text: str) -> list[int]:
-    low, _, high = text.partition("-")
-    return list(range(int(low), int(high or low) + 1))
+    """"3-6,9-10" -> [3, 4, 5, 6, 9, 10]."""
+    weeks = []
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        weeks += range(int(low), int(high or low) + 1)
+    return weeks
 
 
 def report(rows: list[dict]) -> str:
@@ -155,7 +159,7 @@ def report(rows: list[dict]) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="64,128,256")
-    parser.add_argument("--weeks", default="3-8", help="weeks of the trace, counted from its first job")
+    parser.add_argument("--weeks", default="3-8", help="weeks of the trace, counted from its first job: ranges, comma-separated")
     parser.add_argument("--hindsight-trials", type=int, default=24)
     parser.add_argument("--budget", type=int, default=TunerSettings.budget)
     parser.add_argument("--review-budget", type=int, default=TunerSettings.review_budget,
