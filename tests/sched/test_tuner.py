@@ -298,8 +298,11 @@ def test_replay_records_the_estimate_each_job_arrived_with(make_workload):
     replay(jobs, CLUSTER, SimConfig(policy="sjf"), tuner=Recorder())
     early, late = seen[0], seen[-1]
     arrived_early = jobs.submit < early.workload.submit.min() + 3600
-    # What the first hour's jobs arrived with is kept, though the estimator has learned since.
+    # What the first hour's jobs arrived with is kept, though the estimator has learned since;
+    # the early History is its own record, not a view of one that kept filling.
     np.testing.assert_array_equal(late.submitted_estimates[arrived_early], early.submitted_estimates[arrived_early])
+    assert late.submitted_estimates is not early.submitted_estimates
+    assert np.isnan(early.submitted_estimates[~arrived_early]).all()
     assert np.isfinite(late.submitted_estimates).all()
     assert not np.allclose(late.submitted_estimates, late.estimate(jobs))
 

@@ -98,7 +98,8 @@ def replay(workload: Workload, cluster: Cluster, config: SimConfig = DEFAULT_CON
             estimates = estimator.predict(workload.gpus, workload.virtual_cluster)
             simulation.set_estimates(estimates)
         if tuner is not None and (tune_from is None or now >= tune_from):
-            history = History(workload, finish, estimator, submitted_estimates)
+            # A copy: the record goes on filling after this re-tune, and a tuner may keep its History.
+            history = History(workload, finish, estimator, submitted_estimates.copy())
             retune: Retune = tuner.retune(simulation, history)
             outcome.retunes.append(retune)
             if retune.switched:

@@ -2,18 +2,18 @@
 
 ``AutoSched`` can work on two time scales. With a ``review_budget`` (off by
 default: it did worse on held-out weeks, docs/decisions.md), once a day it
-reviews the last week
-(``review.past_whatif``): the simplest configuration close to the lowest
-average JCT its jobs could have had becomes the *home* configuration when it
-beats the current home by ``margin`` (without one, home is the incumbent).
-Every interval it forecasts the coming workload
-from the history, builds what-ifs from the live cluster
+reviews the last week (``review.past_whatif``): the simplest configuration
+close to the lowest average JCT its jobs could have had becomes the *home*
+configuration when it beats the current home by ``margin`` (without a
+review, home is the incumbent). Every interval it forecasts the coming
+workload from the history, builds what-ifs from the live cluster
 (``Simulation.snapshot``) plus sampled futures, searches the configuration
 space with Optuna's TPE under a fixed budget of simulations, and leaves home
 only for a candidate that beats it by ``margin`` on the same futures and
 again on fresh ones and that the week would not have regretted; a detour
-stays while it keeps any lead, then the cluster returns home. With ``clairvoyant=True`` it is given the real durations
-and the real jobs to come instead: an upper bound, not a scheduler.
+stays while it keeps any lead, then the cluster returns home. With
+``clairvoyant=True`` it is given the real durations and the real jobs to
+come instead: an upper bound, not a scheduler.
 
 ``PrototypeTuner`` is the method of AutoSched's published prototype: replay
 the jobs finished in the last day into an empty cluster and grid-search the
