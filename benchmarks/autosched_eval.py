@@ -166,10 +166,12 @@ def main(argv=None) -> int:
     parser.add_argument("--budget", type=int, default=TunerSettings.budget)
     parser.add_argument("--review-budget", type=int, default=TunerSettings.review_budget,
                         help="simulations per daily review (0: none, the default)")
+    parser.add_argument("--seed", type=int, default=TunerSettings.seed,
+                        help="the tuners' seed (TPE and sampled futures); the hindsight search keeps its own")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="windows simulated in parallel")
     parser.add_argument("--json", metavar="FILE", help="write every figure here")
     args = parser.parse_args(argv)
-    settings = TunerSettings(budget=args.budget, review_budget=args.review_budget)
+    settings = TunerSettings(budget=args.budget, review_budget=args.review_budget, seed=args.seed)
     path = SHARED / "workloads" / "philly_jobs.csv"
     tasks = [(path, int(gpus), week, settings, args.hindsight_trials)
              for gpus in args.sizes.split(",") for week in parse_weeks(args.weeks)]
