@@ -5,7 +5,7 @@ import pytest
 
 from itercast.errors import ItercastError
 from itercast.sched.jobs import (
-    ORACLE, SIA_APPLICATIONS, SYNTHETIC_ACCURACIES, IterationTimes, configure, configure_sia, configure_trace,
+    OP_TIME_ORACLE, ORACLE, SIA_APPLICATIONS, SYNTHETIC_ACCURACIES, IterationTimes, configure, configure_sia, configure_trace,
     synthetic_name,
 )
 from itercast.sim import load_workload
@@ -21,6 +21,18 @@ def test_reads_measured_and_every_estimators_iteration_times(times):
     assert len(times) == len(CONFIGS) and times.estimators == ("lightgbm", "opbased")
     assert times.measured_ms.tolist() == [c[2] for c in CONFIGS]
     assert times.mre()["lightgbm"] == pytest.approx(np.mean([0.1, 0.05, 0.05, 0.1, 0.1]))
+
+
+def test_evaluates_oracle_diagnostic_does_not_replace_the_true_durations(tmp_path, make_workload):
+    """`itercast evaluate --models lightgbm,oracle` writes predicted_ms:oracle (measured op times through
+    the pipeline, not the truth): it becomes an estimator of its own, and the oracle stays the duration."""
+    configs = [(m, b, measured, {**predicted, "oracle": measured * 1.5}) for m, b, measured, predicted in CONFIGS]
+    times = IterationTimes.read(write_predictions(tmp_path / "with-oracle.csv", configs))
+    assert times.estimators == ("lightgbm", "opbased", OP_TIME_ORACLE)
+    workload = make_workload(np.arange(20.0), 1, np.linspace(100, 5000, 20))
+    jobs = configure_trace(workload, times, seed=1)
+    assert np.allclose(jobs.estimates[ORACLE][:, 0], workload.duration)
+    assert np.allclose(jobs.estimates[OP_TIME_ORACLE][:, 0], 1.5 * workload.duration)
 
 
 @pytest.mark.parametrize("text, message", [

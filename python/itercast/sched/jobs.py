@@ -32,6 +32,10 @@ from itercast.sim.loaders import DEADLINE_COLUMN, ESTIMATE_COLUMN, load_workload
 from itercast.sim.workload import Workload
 
 ORACLE = "oracle"
+# `itercast evaluate --models ...,oracle` writes its diagnostic (each trace's own measured op times through
+# the predictor's head/tail and reconciliation) as predicted_ms:oracle; as an estimator it goes by this name,
+# so that it cannot stand in for the true durations.
+OP_TIME_ORACLE = "op-time oracle"
 # ETS's scheduling study fed SRTF estimates "X% accurate": the true duration
 # times a factor uniform in [X, 2 - X] (REFERENCES.md).
 SYNTHETIC_ACCURACIES = (0.90, 0.75, 0.50, 0.25)
@@ -102,17 +106,16 @@ class IterationTimes:
             if missing:
                 raise ItercastError(f"{path}:1: not a predictions CSV (no column {', '.join(missing)}); "
                                     "write one with itercast evaluate --folds K --predictions-csv FILE")
-            names = [column[len(PREDICTED_PREFIX):] for column in header if column.startswith(PREDICTED_PREFIX)]
+            columns = [column for column in header if column.startswith(PREDICTED_PREFIX)]
             rows = list(reader)
         if not rows:
             raise ItercastError(f"{path}: no configurations")
-        numbers = {column: _positive_column(rows, column, path)
-                   for column in ["measured_ms", "batch_size"] + [PREDICTED_PREFIX + name for name in names]}
+        numbers = {column: _positive_column(rows, column, path) for column in ["measured_ms", "batch_size", *columns]}
         text = {column: np.array([row[column] for row in rows], dtype=object)
                 for column in ("config_id", "model", "line", "hardware")}
         return cls(text["config_id"], text["model"], text["line"], text["hardware"],
                    numbers["batch_size"].astype(np.int64), numbers["measured_ms"],
-                   {name: numbers[PREDICTED_PREFIX + name] for name in names}, str(path))
+                   {_estimator_name(column): numbers[column] for column in columns}, str(path))
 
     def on(self, hardware: str) -> "IterationTimes":
         """The configurations measured on one hardware target: its key, or a part of the key that
@@ -233,6 +236,11 @@ class ConfiguredJobs:
                                  f"{self.iterations[i]:.1f}", f"{1000 * workload.durations[i, 0] / self.iterations[i]:.6g}",
                                  *(f"{values[i, 0]:.3f}" for values in self.estimates.values()),
                                  *(f"{workload.durations[i, t]:.3f}" for t in range(1, len(types)))])
+
+
+def _estimator_name(column: str) -> str:
+    name = column[len(PREDICTED_PREFIX):]
+    return OP_TIME_ORACLE if name == ORACLE else name
 
 
 def _estimates(durations: np.ndarray, config_index: np.ndarray, tables, seed: int) -> dict:
