@@ -90,6 +90,8 @@ def main(argv=None) -> int:
         results = json.loads(Path(args.from_json).read_text())
         print(table(results), summary(results), sep="\n\n")
         return 0
+    if args.plots:
+        Path(args.plots).mkdir(parents=True, exist_ok=True)
     results = {}
     for name, path, options in workloads():
         plot = str(Path(args.plots) / (name.replace("/", "_").replace(" ", "_").replace(",", "") + ".png")) \

@@ -57,6 +57,16 @@ def test_a_missing_predictions_file_is_a_clear_error(tmp_path, files, capsys):
     assert code == 2 and "no such predictions file" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("option", ["--plot", "--write-workload"])
+def test_an_output_in_a_missing_directory_fails_before_the_simulations(tmp_path, files, capsys, option):
+    predictions, workload = files
+    target = tmp_path / "missing" / "out"
+    code = main(["experiment", "sched-prediction", "--dataset", str(predictions), "--workload", str(workload),
+                 "--gpus", "8", "--gpus-per-node", "4", option, str(target), "--json"])
+    captured = capsys.readouterr()
+    assert code == 2 and f"{option} {target}: no directory" in captured.err and captured.out == ""
+
+
 def test_several_hardware_targets_compare_placement_by_estimates_with_type_blind(tmp_path, capsys):
     two_targets(tmp_path)  # writes tmp_path / "a.csv": the fixture on "cpu" and 3x slower on "slow"
     rng = np.random.default_rng(1)

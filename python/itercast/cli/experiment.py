@@ -94,11 +94,19 @@ def cluster_for(gpu_types, gpus: int, gpus_per_node: int):
     return Cluster(tuple(GpuPool(gpu, nodes // len(gpu_types), gpus_per_node) for gpu in gpu_types))
 
 
+def _require_output_directory(option: str, path) -> None:
+    """Before minutes of simulation, not after: the file's directory must exist."""
+    if path and not Path(path).resolve().parent.is_dir():
+        raise ItercastError(f"{option} {path}: no directory {Path(path).resolve().parent}")
+
+
 def run_sched_prediction(args) -> int:
     from itercast.sched.evaluators import make_evaluator
     from itercast.sched.experiment import ESTIMATE_POLICIES, plot, run_experiment
     from itercast.sched.jobs import configure
 
+    for option, path in (("--plot", args.plot), ("--write-workload", args.write_workload)):
+        _require_output_directory(option, path)
     times = iteration_times(args)
     hardware = [name.strip() for name in (args.hardware or "").split(",") if name.strip()]
     jobs = configure(args.workload, times, args.seed, start=_time_option("--start", args.start),
