@@ -1,11 +1,15 @@
 """`itercast experiment sched-prediction` on Philly and every shared Sia workload, as one table.
 
-    PYTHONPATH=python python3 benchmarks/sched_prediction_all.py --dataset DIR [--json FILE] [--plots DIR]
+    PYTHONPATH=python python3 benchmarks/sched_prediction_all.py --dataset DIR [--json FILE] [--plots DIR] [--seeds K]
 
 Philly: virtual clusters 6214e9, 103959 and ed69ec, the three days from
 2017-10-02 10:30 UTC, on 128 GPUs (the cluster queues: FIFO's average JCT is
 ~1.7x oracle SRTF's). Sia: each of ../shared/workloads/sia-*/workload-*.csv
 on 64 GPUs. Each row: average JCT over the oracle's under the same policy.
+
+A Philly job's configuration is a seeded draw, and non-preemptive SJF swings by a few percent with it;
+``--seeds K`` also runs Philly at seeds 1..K-1 (estimate-driven policies, no AutoSched) and prints each
+estimator's mean, min and max over the K draws.
 """
 
 from __future__ import annotations
@@ -36,6 +40,10 @@ def workloads() -> list[tuple[str, Path, list[str]]]:
     return runs
 
 
+SEEDED_POLICIES = ("sjf", "srtf")
+SEEDS_KEY = "philly, other seeds"  # --json: {seed: result} of the extra Philly draws
+
+
 def run(dataset: str, path: Path, options: list[str], plot: str | None) -> dict:
     out = io.StringIO()
     argv = ["experiment", "sched-prediction", "--dataset", dataset, "--workload", str(path), *options, "--json"]
@@ -49,7 +57,7 @@ def run(dataset: str, path: Path, options: list[str], plot: str | None) -> dict:
 def table(results: dict) -> str:
     lines = ["| workload | policy | oracle avg JCT s | " + " | ".join(ESTIMATORS) + " | FIFO | Tiresias |",
              "|" + "---|" * (len(ESTIMATORS) + 5)]
-    for name, result in results.items():
+    for name, result in per_workload(results):
         rows = {(row["estimator"], row["policy"]): row for row in result["rows"]}
         for policy in POLICIES:
             if ("oracle", policy) not in rows:
@@ -62,13 +70,30 @@ def table(results: dict) -> str:
     return "\n".join(lines)
 
 
+def per_workload(results: dict):
+    return [(name, result) for name, result in results.items() if name != SEEDS_KEY]
+
+
+def over_seeds(runs: list[dict]) -> str:
+    """Each estimator's average JCT over the oracle's, mean (min-max) over runs of other seeds."""
+    lines = [f"| policy ({len(runs)} draws) | " + " | ".join(ESTIMATORS) + " |", "|" + "---|" * (len(ESTIMATORS) + 1)]
+    for policy in SEEDED_POLICIES:
+        cells = []
+        for estimator in ESTIMATORS:
+            ratios = [row["jct_vs_oracle"] for run in runs for row in run["rows"]
+                      if (row["estimator"], row["policy"]) == (estimator, policy)]
+            cells.append(f"{sum(ratios) / len(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f})" if ratios else "")
+        lines.append(f"| {policy} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def summary(results: dict) -> str:
     """One line per workload: this project's predictor against the per-op baseline and the ETS reference."""
     shown = ("lightgbm", "opbased", "ets")
     lines = ["| workload | oracle SRTF avg JCT s | " + " | ".join(f"{p.upper()} {e}" for p in ("srtf", "sjf")
                                                         for e in shown) + " | AutoSched lightgbm / ets | FIFO |",
              "|" + "---|" * (2 * len(shown) + 4)]
-    for name, result in results.items():
+    for name, result in per_workload(results):
         rows = {(row["estimator"], row["policy"]): row for row in result["rows"]}
         cells = [f"{rows[(e, p)]['jct_vs_oracle']:.3f}" for p in ("srtf", "sjf") for e in shown]
         auto = " / ".join(f"{rows[(e, 'autosched')]['jct_vs_oracle']:.3f}" if (e, "autosched") in rows else "-"
@@ -85,10 +110,12 @@ def main(argv=None) -> int:
     parser.add_argument("--json", metavar="FILE", help="write every workload's result here")
     parser.add_argument("--plots", metavar="DIR", help="write one plot per workload here")
     parser.add_argument("--from-json", metavar="FILE", help="print the tables of an earlier --json run")
+    parser.add_argument("--seeds", type=int, default=1, metavar="K",
+                        help="also run Philly at seeds 1..K-1 and print the spread over the K draws")
     args = parser.parse_args(argv)
     if args.from_json:
         results = json.loads(Path(args.from_json).read_text())
-        print(table(results), summary(results), sep="\n\n")
+        print(table(results), summary(results), *seeded_tables(results), sep="\n\n")
         return 0
     if args.plots:
         Path(args.plots).mkdir(parents=True, exist_ok=True)
@@ -100,8 +127,21 @@ def main(argv=None) -> int:
         results[name] = run(args.dataset, path, options, plot)
         if args.json:  # after every workload, so that a long run leaves what it finished
             Path(args.json).write_text(json.dumps(results, indent=1))
-    print(table(results), summary(results), sep="\n\n")
+    name, path, options = workloads()[0]
+    for seed in range(1, args.seeds):
+        print(f"{name}, seed {seed} ...", file=sys.stderr, flush=True)
+        seeded = run(args.dataset, path, [*options, "--seed", str(seed), "--autosched-estimators", ""], None)
+        results.setdefault(SEEDS_KEY, {})[str(seed)] = seeded
+        if args.json:
+            Path(args.json).write_text(json.dumps(results, indent=1))
+    print(table(results), summary(results), *seeded_tables(results), sep="\n\n")
     return 0
+
+
+def seeded_tables(results: dict) -> list[str]:
+    """The spread over Philly's seeded draws, when the run made more than one."""
+    others = results.get(SEEDS_KEY, {})
+    return [over_seeds([results[workloads()[0][0]], *others.values()])] if others else []
 
 
 if __name__ == "__main__":

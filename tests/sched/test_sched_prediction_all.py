@@ -1,0 +1,26 @@
+"""benchmarks/sched_prediction_all.py's spread over Philly's seeded draws."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import sched_prediction_all as bench  # noqa: E402
+
+
+def result(ratios: dict) -> dict:
+    return {"rows": [{"estimator": estimator, "policy": policy, "jct_vs_oracle": ratio}
+                     for (estimator, policy), ratio in ratios.items()]}
+
+
+def test_the_seeded_draws_are_summarised_as_mean_min_and_max_and_kept_out_of_the_workload_tables():
+    philly = bench.workloads()[0][0]
+    results = {philly: result({("lightgbm", "sjf"): 1.0, ("lightgbm", "srtf"): 1.02}),
+               bench.SEEDS_KEY: {"1": result({("lightgbm", "sjf"): 1.1, ("lightgbm", "srtf"): 1.01}),
+                                 "2": result({("lightgbm", "sjf"): 0.96, ("lightgbm", "srtf"): 1.03})}}
+    assert [name for name, _ in bench.per_workload(results)] == [philly]
+    [spread] = bench.seeded_tables(results)
+    lines = spread.splitlines()
+    assert lines[0].startswith("| policy (3 draws) | lightgbm |")
+    assert lines[2].startswith("| sjf | 1.020 (0.960-1.100) |")
+    assert lines[3].startswith("| srtf | 1.020 (1.010-1.030) |")
+    assert bench.seeded_tables({philly: results[philly]}) == []
