@@ -75,7 +75,7 @@ def per_workload(results: dict):
 
 
 def over_seeds(runs: list[dict]) -> str:
-    """Each estimator's average JCT over the oracle's, mean (min-max) over runs of other seeds."""
+    """Each estimator's average JCT over the oracle's, mean (min-max) over the runs."""
     lines = [f"| policy ({len(runs)} draws) | " + " | ".join(ESTIMATORS) + " |", "|" + "---|" * (len(ESTIMATORS) + 1)]
     for policy in SEEDED_POLICIES:
         cells = []
@@ -85,6 +85,12 @@ def over_seeds(runs: list[dict]) -> str:
             cells.append(f"{sum(ratios) / len(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f})" if ratios else "")
         lines.append(f"| {policy} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def seeded_tables(results: dict) -> list[str]:
+    """The spread over Philly's seeded draws, when the run made more than one."""
+    others = results.get(SEEDS_KEY, {})
+    return [over_seeds([results[workloads()[0][0]], *others.values()])] if others else []
 
 
 def summary(results: dict) -> str:
@@ -136,12 +142,6 @@ def main(argv=None) -> int:
             Path(args.json).write_text(json.dumps(results, indent=1))
     print(table(results), summary(results), *seeded_tables(results), sep="\n\n")
     return 0
-
-
-def seeded_tables(results: dict) -> list[str]:
-    """The spread over Philly's seeded draws, when the run made more than one."""
-    others = results.get(SEEDS_KEY, {})
-    return [over_seeds([results[workloads()[0][0]], *others.values()])] if others else []
 
 
 if __name__ == "__main__":
