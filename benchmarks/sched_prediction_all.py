@@ -27,6 +27,7 @@ from itercast.cli import main as itercast
 SHARED = Path(os.environ.get("ITERCAST_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 PHILLY = ["--vc", "6214e9", "--vc", "103959", "--vc", "ed69ec", "--start", "2017-10-02T10:30:41",
           "--end", "2017-10-05T10:30:41", "--gpus", "128", "--gpus-per-node", "8"]
+PHILLY_NAME, PHILLY_PATH = "philly 3 VCs, 3 days", SHARED / "workloads" / "philly_jobs.csv"
 SIA = ["--gpus", "64", "--gpus-per-node", "8"]
 ESTIMATORS = ("lightgbm", "opbased", "ets", "linear", "median", "90% accurate", "75% accurate", "50% accurate",
               "25% accurate")
@@ -34,7 +35,7 @@ POLICIES = ("sjf", "srtf", "qssf", "autosched")
 
 
 def workloads() -> list[tuple[str, Path, list[str]]]:
-    runs = [("philly 3 VCs, 3 days", SHARED / "workloads" / "philly_jobs.csv", PHILLY)]
+    runs = [(PHILLY_NAME, PHILLY_PATH, PHILLY)]
     for path in sorted((SHARED / "workloads").glob("sia-*/workload-*.csv")):
         runs.append((f"{path.parent.name}/{path.stem}", path, SIA))
     return runs
@@ -90,7 +91,7 @@ def over_seeds(runs: list[dict]) -> str:
 def seeded_tables(results: dict) -> list[str]:
     """The spread over Philly's seeded draws, when the run made more than one."""
     others = results.get(SEEDS_KEY, {})
-    return [over_seeds([results[workloads()[0][0]], *others.values()])] if others else []
+    return [over_seeds([results[PHILLY_NAME], *others.values()])] if others else []
 
 
 def summary(results: dict) -> str:
@@ -133,10 +134,9 @@ def main(argv=None) -> int:
         results[name] = run(args.dataset, path, options, plot)
         if args.json:  # after every workload, so that a long run leaves what it finished
             Path(args.json).write_text(json.dumps(results, indent=1))
-    name, path, options = workloads()[0]
     for seed in range(1, args.seeds):
-        print(f"{name}, seed {seed} ...", file=sys.stderr, flush=True)
-        seeded = run(args.dataset, path, [*options, "--seed", str(seed), "--autosched-estimators", ""], None)
+        print(f"{PHILLY_NAME}, seed {seed} ...", file=sys.stderr, flush=True)
+        seeded = run(args.dataset, PHILLY_PATH, [*PHILLY, "--seed", str(seed), "--autosched-estimators", ""], None)
         results.setdefault(SEEDS_KEY, {})[str(seed)] = seeded
         if args.json:
             Path(args.json).write_text(json.dumps(results, indent=1))

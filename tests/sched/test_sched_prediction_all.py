@@ -13,7 +13,7 @@ def result(ratios: dict) -> dict:
 
 
 def test_the_seeded_draws_are_summarised_as_mean_min_and_max_and_kept_out_of_the_workload_tables():
-    philly = bench.workloads()[0][0]
+    philly = bench.PHILLY_NAME
     results = {philly: result({("lightgbm", "sjf"): 1.0, ("lightgbm", "srtf"): 1.02}),
                bench.SEEDS_KEY: {"1": result({("lightgbm", "sjf"): 1.1, ("lightgbm", "srtf"): 1.01}),
                                  "2": result({("lightgbm", "sjf"): 0.96, ("lightgbm", "srtf"): 1.03})}}

@@ -96,8 +96,9 @@ def cluster_for(gpu_types, gpus: int, gpus_per_node: int):
 
 def _require_output_directory(option: str, path) -> None:
     """Before minutes of simulation, not after: the file's directory must exist."""
-    if path and not Path(path).resolve().parent.is_dir():
-        raise ItercastError(f"{option} {path}: no directory {Path(path).resolve().parent}")
+    directory = Path(path).resolve().parent if path else None
+    if directory is not None and not directory.is_dir():
+        raise ItercastError(f"{option} {path}: no directory {directory}")
 
 
 def run_sched_prediction(args) -> int:
