@@ -1,6 +1,7 @@
 """`itercast experiment sched-prediction` on Philly and every shared Sia workload, as one table.
 
     PYTHONPATH=python python3 benchmarks/sched_prediction_all.py --dataset DIR [--json FILE] [--plots DIR] [--seeds K]
+        [--sia-family-seeds K]
 
 Philly: virtual clusters 6214e9, 103959 and ed69ec, the three days from
 2017-10-02 10:30 UTC, on 128 GPUs (the cluster queues: FIFO's average JCT is
@@ -10,6 +11,12 @@ on 64 GPUs. Each row: average JCT over the oracle's under the same policy.
 A Philly job's configuration is a seeded draw, and non-preemptive SJF swings by a few percent with it;
 ``--seeds K`` also runs Philly at seeds 1..K-1 (estimate-driven policies, no AutoSched) and prints each
 estimator's mean, min and max over the K draws.
+
+A Sia workload maps each application to one zoo model, so an estimator's error is one factor per
+application and reorders jobs only across applications. ``--sia-family-seeds K`` also runs every Sia
+workload K times with each job's model drawn from its application's zoo family (``--sia-models family``,
+seeds 0..K-1, no AutoSched), where jobs of one application differ, and prints per workload the mean
+over the draws and in how many draws this project's predictor beat both OpBased and the ETS reference.
 """
 
 from __future__ import annotations
@@ -43,6 +50,8 @@ def workloads() -> list[tuple[str, Path, list[str]]]:
 
 SEEDED_POLICIES = ("sjf", "srtf")
 SEEDS_KEY = "philly, other seeds"  # --json: {seed: result} of the extra Philly draws
+FAMILY_KEY = "sia, family draws"  # --json: {workload: {seed: result}} of --sia-family-seeds
+COMPARED = ("lightgbm", "opbased", "ets")  # this project's predictor, then the baselines it must beat
 
 
 def run(dataset: str, path: Path, options: list[str], plot: str | None) -> dict:
@@ -72,37 +81,57 @@ def table(results: dict) -> str:
 
 
 def per_workload(results: dict):
-    return [(name, result) for name, result in results.items() if name != SEEDS_KEY]
+    return [(name, result) for name, result in results.items() if name not in (SEEDS_KEY, FAMILY_KEY)]
+
+
+def ratios(runs: list[dict], estimator: str, policy: str) -> list[float]:
+    """Average JCT over the oracle's of ``estimator`` under ``policy``, one per run."""
+    return [row["jct_vs_oracle"] for run in runs for row in run["rows"]
+            if (row["estimator"], row["policy"]) == (estimator, policy)]
+
+
+def spread(values: list[float]) -> str:
+    return f"{sum(values) / len(values):.3f} ({min(values):.3f}-{max(values):.3f})" if values else ""
 
 
 def over_seeds(runs: list[dict]) -> str:
     """Each estimator's average JCT over the oracle's, mean (min-max) over the runs."""
     lines = [f"| policy ({len(runs)} draws) | " + " | ".join(ESTIMATORS) + " |", "|" + "---|" * (len(ESTIMATORS) + 1)]
     for policy in SEEDED_POLICIES:
-        cells = []
-        for estimator in ESTIMATORS:
-            ratios = [row["jct_vs_oracle"] for run in runs for row in run["rows"]
-                      if (row["estimator"], row["policy"]) == (estimator, policy)]
-            cells.append(f"{sum(ratios) / len(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f})" if ratios else "")
-        lines.append(f"| {policy} | " + " | ".join(cells) + " |")
+        lines.append(f"| {policy} | " + " | ".join(spread(ratios(runs, e, policy)) for e in ESTIMATORS) + " |")
+    return "\n".join(lines)
+
+
+def family_draws(by_workload: dict) -> str:
+    """Per Sia workload and policy, over its family draws: each compared estimator's mean (min-max), and
+    the draws in which the first beat every other (a tie is not a win)."""
+    lines = ["| workload | policy | draws | " + " | ".join(COMPARED) + f" | {COMPARED[0]} ahead |",
+             "|" + "---|" * (len(COMPARED) + 4)]
+    for name, seeds in by_workload.items():
+        runs = list(seeds.values())
+        for policy in SEEDED_POLICIES:
+            values = [ratios(runs, estimator, policy) for estimator in COMPARED]
+            ahead = sum(all(own < other for other in others) for own, *others in zip(*values))
+            lines.append(f"| {name} | {policy} | {len(runs)} | " + " | ".join(map(spread, values))
+                         + f" | {ahead} of {len(runs)} |")
     return "\n".join(lines)
 
 
 def seeded_tables(results: dict) -> list[str]:
-    """The spread over Philly's seeded draws, when the run made more than one."""
+    """The spread over Philly's seeded draws and the Sia family draws, when the run made them."""
     others = results.get(SEEDS_KEY, {})
-    return [over_seeds([results[PHILLY_NAME], *others.values()])] if others else []
+    tables = [over_seeds([results[PHILLY_NAME], *others.values()])] if others else []
+    return tables + ([family_draws(results[FAMILY_KEY])] if results.get(FAMILY_KEY) else [])
 
 
 def summary(results: dict) -> str:
     """One line per workload: this project's predictor against the per-op baseline and the ETS reference."""
-    shown = ("lightgbm", "opbased", "ets")
     lines = ["| workload | oracle SRTF avg JCT s | " + " | ".join(f"{p.upper()} {e}" for p in ("srtf", "sjf")
-                                                        for e in shown) + " | AutoSched lightgbm / ets | FIFO |",
-             "|" + "---|" * (2 * len(shown) + 4)]
+                                                        for e in COMPARED) + " | AutoSched lightgbm / ets | FIFO |",
+             "|" + "---|" * (2 * len(COMPARED) + 4)]
     for name, result in per_workload(results):
         rows = {(row["estimator"], row["policy"]): row for row in result["rows"]}
-        cells = [f"{rows[(e, p)]['jct_vs_oracle']:.3f}" for p in ("srtf", "sjf") for e in shown]
+        cells = [f"{rows[(e, p)]['jct_vs_oracle']:.3f}" for p in ("srtf", "sjf") for e in COMPARED]
         auto = " / ".join(f"{rows[(e, 'autosched')]['jct_vs_oracle']:.3f}" if (e, "autosched") in rows else "-"
                           for e in ("lightgbm", "ets"))
         fifo = rows[("none", "fifo")]["avg_jct_s"] / rows[("oracle", "srtf")]["avg_jct_s"]
@@ -119,6 +148,9 @@ def main(argv=None) -> int:
     parser.add_argument("--from-json", metavar="FILE", help="print the tables of an earlier --json run")
     parser.add_argument("--seeds", type=int, default=1, metavar="K",
                         help="also run Philly at seeds 1..K-1 and print the spread over the K draws")
+    parser.add_argument("--sia-family-seeds", type=int, default=0, metavar="K",
+                        help="also run each Sia workload at seeds 0..K-1 with models drawn from each "
+                             "application's family")
     args = parser.parse_args(argv)
     if args.from_json:
         results = json.loads(Path(args.from_json).read_text())
@@ -139,6 +171,14 @@ def main(argv=None) -> int:
         seeded = run(args.dataset, PHILLY_PATH, [*PHILLY, "--seed", str(seed), "--autosched-estimators", ""], None)
         results.setdefault(SEEDS_KEY, {})[str(seed)] = seeded
         if args.json:
+            Path(args.json).write_text(json.dumps(results, indent=1))
+    for name, path, options in workloads()[1:]:
+        for seed in range(args.sia_family_seeds):
+            print(f"{name}, family draw {seed} ...", file=sys.stderr, flush=True)
+            drawn = run(args.dataset, path, [*options, "--sia-models", "family", "--seed", str(seed),
+                                             "--autosched-estimators", ""], None)
+            results.setdefault(FAMILY_KEY, {}).setdefault(name, {})[str(seed)] = drawn
+        if args.json and args.sia_family_seeds:
             Path(args.json).write_text(json.dumps(results, indent=1))
     print(table(results), summary(results), *seeded_tables(results), sep="\n\n")
     return 0

@@ -13,6 +13,7 @@ CONFIGS = [
     ("bert_medium", 8, 90.0, {"lightgbm": 99.0, "opbased": 60.0}),
     ("gru_512x2", 32, 70.0, {"lightgbm": 63.0, "opbased": 100.0}),
 ]
+FAMILIES = {"resnet18": "cnn", "resnet50": "cnn", "bert_medium": "transformer-encoder", "gru_512x2": "rnn"}
 
 
 def write_predictions(path, configs=CONFIGS, hardware="cpu"):
@@ -21,7 +22,7 @@ def write_predictions(path, configs=CONFIGS, hardware="cpu"):
         writer = csv.writer(handle)
         writer.writerow(PREDICTION_COLUMNS + tuple(PREDICTED_PREFIX + name for name in names))
         for model, batch, measured, predicted in configs:
-            writer.writerow([f"{model}-b{batch}", model, model, "cnn", hardware, batch, measured,
+            writer.writerow([f"{model}-b{batch}", model, model, FAMILIES.get(model, "other"), hardware, batch, measured,
                              *(predicted[name] for name in names)])
     return path
 

@@ -98,6 +98,39 @@ def test_sia_jobs_run_their_applications_closest_zoo_model(tmp_path, times):
     assert jobs.workload.duration[2] == pytest.approx(cifar.epochs * cifar.samples / 8 * 0.040)
 
 
+def test_sia_jobs_can_draw_their_model_from_their_applications_family(tmp_path, times):
+    """--sia-models family: one application's jobs run different models of its family, each at the batch
+    nearest its own, the draw seeded; the work per job is still the application's."""
+    rows = [(t, "cifar10", 1, 32) for t in range(40)] + [(40, "bert", 1, 8), (41, "deepspeech2", 1, 32)]
+    path = write_sia(tmp_path / "sia.csv", rows)
+    jobs = configure_sia(path, times, seed=5, models="family")
+    models = times.model[jobs.config_index]
+    assert set(models[:40]) == {"resnet18", "resnet50"}  # the fixture's cnn family
+    assert list(models[40:]) == ["bert_medium", "gru_512x2"]
+    assert set(times.batch_size[jobs.config_index[:40]]) == {32}
+    cifar = SIA_APPLICATIONS["cifar10"]
+    assert np.allclose(jobs.iterations[:40], cifar.epochs * cifar.samples / 32)
+    assert np.allclose(jobs.workload.duration[:40], jobs.iterations[:40] * times.measured_ms[jobs.config_index[:40]] / 1000)
+    again = configure_sia(path, times, seed=5, models="family")
+    other = configure_sia(path, times, seed=6, models="family")
+    assert np.array_equal(again.config_index, jobs.config_index)
+    assert not np.array_equal(other.config_index, jobs.config_index)
+    closest = configure_sia(path, times, seed=5)
+    assert set(times.model[closest.config_index[:40]]) == {"resnet18"}
+
+
+def test_a_family_draw_needs_the_family_and_a_sia_workload(tmp_path, times, make_workload):
+    few = IterationTimes.read(write_predictions(tmp_path / "few.csv", CONFIGS[:3]))
+    with pytest.raises(ItercastError, match="no model of zoo family 'rnn'"):
+        configure_sia(write_sia(tmp_path / "s.csv", [(0, "deepspeech2", 1, 32)]), few, models="family")
+    with pytest.raises(ItercastError, match="unknown Sia model choice 'nearest'"):
+        configure_sia(write_sia(tmp_path / "t.csv", [(0, "cifar10", 1, 32)]), times, models="nearest")
+    trace = tmp_path / "trace.csv"
+    trace.write_text("job_id,submit_time,gpu_num,duration\nj1,0,1,100\n")
+    with pytest.raises(ItercastError, match="not a Sia workload"):
+        configure(trace, times, sia_models="family")
+
+
 def test_sia_errors_name_the_file_and_line(tmp_path, times):
     path = write_sia(tmp_path / "sia.csv", [(0, "cifar10", 4, 128), (1, "alexnet", 1, 8)])
     with pytest.raises(ItercastError, match=r"sia.csv:3: unknown application 'alexnet'"):

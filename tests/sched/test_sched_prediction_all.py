@@ -24,3 +24,19 @@ def test_the_seeded_draws_are_summarised_as_mean_min_and_max_and_kept_out_of_the
     assert lines[2].startswith("| sjf | 1.020 (0.960-1.100) |")
     assert lines[3].startswith("| srtf | 1.020 (1.010-1.030) |")
     assert bench.seeded_tables({philly: results[philly]}) == []
+
+
+def test_the_sia_family_draws_count_the_draws_where_the_predictor_beat_both_baselines():
+    def draw(own, opbased, ets):
+        return result({(e, p): r for p in ("sjf", "srtf") for e, r in
+                       (("lightgbm", own), ("opbased", opbased), ("ets", ets))})
+
+    runs = {"0": draw(1.00, 1.02, 1.03), "1": draw(1.01, 1.01, 1.05), "2": draw(1.02, 1.00, 1.04)}
+    results = {bench.FAMILY_KEY: {"sia-philly/workload-1": runs}}
+    assert bench.per_workload(results) == []
+    [table] = bench.seeded_tables(results)
+    lines = table.splitlines()
+    assert lines[0] == "| workload | policy | draws | lightgbm | opbased | ets | lightgbm ahead |"
+    # draw 1 ties OpBased, draw 2 loses to it: one win of three
+    assert lines[2] == ("| sia-philly/workload-1 | sjf | 3 | 1.010 (1.000-1.020) | 1.010 (1.000-1.020) | "
+                        "1.040 (1.030-1.050) | 1 of 3 |")

@@ -57,6 +57,19 @@ def test_a_missing_predictions_file_is_a_clear_error(tmp_path, files, capsys):
     assert code == 2 and "no such predictions file" in capsys.readouterr().err
 
 
+def test_sia_jobs_drawn_from_their_applications_family(files, tmp_path, capsys):
+    predictions, workload = files
+    written = tmp_path / "jobs.csv"
+    argv = ["experiment", "sched-prediction", "--dataset", str(predictions), "--workload", str(workload),
+            "--gpus", "8", "--gpus-per-node", "4", "--autosched-estimators", "", "--json"]
+    assert main(argv + ["--sia-models", "family", "--write-workload", str(written)]) == 0
+    capsys.readouterr()
+    rows = [line.split(",") for line in written.read_text().splitlines()[1:]]
+    assert {row[8] for row in rows if row[1] == "cifar10"} == {"resnet18", "resnet50"}  # not all resnet18
+    assert main(argv + ["--sia-models", "nearest"]) == 2
+    assert "unknown Sia model choice 'nearest'" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("option", ["--plot", "--write-workload"])
 def test_an_output_in_a_missing_directory_fails_before_the_simulations(tmp_path, files, capsys, option):
     predictions, workload = files

@@ -38,6 +38,9 @@ def register(subparsers) -> None:
     sched.add_argument("--end", help="keep jobs submitted before this time (seconds or ISO date)")
     sched.add_argument("--vc", action="append", help="keep this virtual cluster's jobs (repeatable)")
     sched.add_argument("--seed", type=int, default=0, help="configuration draw, synthetic errors, deadlines")
+    sched.add_argument("--sia-models", default="closest", metavar="closest|family",
+                       help="a Sia workload's jobs run their application's closest zoo model (default), or each "
+                            "a model drawn (seeded) from the dataset's models of the application's zoo family")
     sched.add_argument("--autosched-estimators", default=AUTOSCHED_ESTIMATORS,
                        help=f"estimators AutoSched runs with (slow: a replay with hourly tuning each; "
                             f"default {AUTOSCHED_ESTIMATORS}, plus 'none'); '' for no AutoSched")
@@ -111,7 +114,8 @@ def run_sched_prediction(args) -> int:
     times = iteration_times(args)
     hardware = [name.strip() for name in (args.hardware or "").split(",") if name.strip()]
     jobs = configure(args.workload, times, args.seed, start=_time_option("--start", args.start),
-                     end=_time_option("--end", args.end), virtual_clusters=args.vc, hardware=hardware)
+                     end=_time_option("--end", args.end), virtual_clusters=args.vc, hardware=hardware,
+                     sia_models=args.sia_models)
     cluster = cluster_for(jobs.workload.gpu_types, args.gpus, args.gpus_per_node)
     _report_bad_rows(jobs.workload)
     if args.write_workload:

@@ -14,7 +14,9 @@ at random (seeded) from the dataset. Sia-style jobs (`name, time,
 application, num_replicas, batch_size`) carry no duration: each application
 is mapped to the zoo model closest to it (``SIA_APPLICATIONS``) and given a
 work amount of ``epochs`` passes over its dataset (documented there), at the
-job's global batch size split over its replicas.
+job's global batch size split over its replicas. With ``sia_models="family"``
+each job instead runs a model drawn (seeded) from its application's zoo
+family, so that the jobs of one application differ as a real cluster's do.
 """
 
 from __future__ import annotations
@@ -53,12 +55,13 @@ def synthetic_name(accuracy: float) -> str:
 
 @dataclass(frozen=True)
 class SiaApplication:
-    """How a Sia application becomes zoo work: its closest zoo model, and the
-    samples it trains on (``epochs`` passes over a dataset of ``samples``)."""
+    """How a Sia application becomes zoo work: its closest zoo model, the samples it trains on
+    (``epochs`` passes over a dataset of ``samples``), and the zoo family of its kind of model."""
 
     model: str
     samples: int
     epochs: float
+    family: str
 
 
 # Sia's applications and the zoo model each is closest to, with the public
@@ -67,12 +70,15 @@ class SiaApplication:
 # of size (CIFAR-10 jobs the small ones, BERT fine-tuning and DeepSpeech2
 # medium, YOLOv3 large, ImageNet the largest) on the zoo's iteration times.
 SIA_APPLICATIONS = {
-    "cifar10": SiaApplication("resnet18", 50_000, 20),         # ResNet-18, CIFAR-10
-    "bert": SiaApplication("bert_medium", 88_641, 8),          # BERT fine-tuning, SQuAD v1.1
-    "deepspeech2": SiaApplication("gru_512x2", 28_539, 40),    # recurrent (GRU) speech model, LibriSpeech-100h
-    "yolov3": SiaApplication("resnet50", 16_551, 60),          # Darknet-53 ~ ResNet-50 depth, PASCAL VOC
-    "imagenet": SiaApplication("resnet50", 1_281_167, 2),      # ResNet-50, ImageNet-1k
+    "cifar10": SiaApplication("resnet18", 50_000, 20, "cnn"),                    # ResNet-18, CIFAR-10
+    "bert": SiaApplication("bert_medium", 88_641, 8, "transformer-encoder"),     # BERT fine-tuning, SQuAD v1.1
+    "deepspeech2": SiaApplication("gru_512x2", 28_539, 40, "rnn"),  # recurrent (GRU) speech model, LibriSpeech-100h
+    "yolov3": SiaApplication("resnet50", 16_551, 60, "cnn"),         # Darknet-53 ~ ResNet-50 depth, PASCAL VOC
+    "imagenet": SiaApplication("resnet50", 1_281_167, 2, "cnn"),     # ResNet-50, ImageNet-1k
 }
+# Which zoo model a Sia job runs: its application's closest ("closest"), or one drawn uniformly from the
+# dataset's models of the application's family ("family").
+SIA_MODEL_CHOICES = ("closest", "family")
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,7 @@ class IterationTimes:
     config_id: np.ndarray
     model: np.ndarray
     line: np.ndarray
+    family: np.ndarray
     hardware: np.ndarray
     batch_size: np.ndarray
     measured_ms: np.ndarray
@@ -112,8 +119,8 @@ class IterationTimes:
             raise ItercastError(f"{path}: no configurations")
         numbers = {column: _positive_column(rows, column, path) for column in ["measured_ms", "batch_size", *columns]}
         text = {column: np.array([row[column] for row in rows], dtype=object)
-                for column in ("config_id", "model", "line", "hardware")}
-        return cls(text["config_id"], text["model"], text["line"], text["hardware"],
+                for column in ("config_id", "model", "line", "family", "hardware")}
+        return cls(text["config_id"], text["model"], text["line"], text["family"], text["hardware"],
                    numbers["batch_size"].astype(np.int64), numbers["measured_ms"],
                    {_estimator_name(column): numbers[column] for column in columns}, str(path))
 
@@ -160,13 +167,15 @@ class IterationTimes:
         if (counts > 1).any():
             raise ItercastError(f"configuration {keys[counts > 1][0]} is in more than one of "
                                 f"{', '.join(table.source for table in tables)}")
-        return cls(joined("config_id"), joined("model"), joined("line"), joined("hardware"), joined("batch_size"),
+        return cls(joined("config_id"), joined("model"), joined("line"), joined("family"), joined("hardware"),
+                   joined("batch_size"),
                    joined("measured_ms"), {name: np.concatenate([table.predicted_ms[name] for table in tables])
                                            for name in names}, " + ".join(table.source for table in tables))
 
     def take(self, rows) -> "IterationTimes":
         rows = np.asarray(rows, dtype=np.int64)
-        return IterationTimes(self.config_id[rows], self.model[rows], self.line[rows], self.hardware[rows],
+        return IterationTimes(self.config_id[rows], self.model[rows], self.line[rows], self.family[rows],
+                              self.hardware[rows],
                               self.batch_size[rows], self.measured_ms[rows],
                               {name: values[rows] for name, values in self.predicted_ms.items()}, self.source)
 
@@ -329,19 +338,38 @@ def _closest_config(times: IterationTimes, model: str, batch_per_replica: float)
     return int(best[np.argmax(times.measured_ms[best])])
 
 
-def configure_sia(path, times: IterationTimes, seed: int = 0, hardware=None) -> ConfiguredJobs:
-    """A Sia-style workload as jobs: each application's closest zoo model at the configuration whose
-    batch is nearest the per-replica batch, its iteration time scaled linearly to that batch, and
-    ``epochs x samples / batch_size`` iterations."""
+def _sia_model_choice(times: IterationTimes, choice: str, seed: int):
+    """application -> the zoo model a job of it runs (see ``SIA_MODEL_CHOICES``)."""
+    if choice == "closest":
+        return lambda application: application.model
+    if choice != "family":
+        raise ItercastError(f"unknown Sia model choice {choice!r} (known: {', '.join(SIA_MODEL_CHOICES)})")
+    rng = np.random.default_rng(seed)
+
+    def draw(application: SiaApplication) -> str:
+        models = sorted(set(times.model[times.family == application.family]))
+        if not models:
+            raise ItercastError(f"{times.source}: no model of zoo family {application.family!r}, which a Sia "
+                                "application draws from; collect one (itercast collect --models ...)")
+        return models[rng.integers(len(models))]
+
+    return draw
+
+
+def configure_sia(path, times: IterationTimes, seed: int = 0, hardware=None, models: str = "closest") -> ConfiguredJobs:
+    """A Sia-style workload as jobs: each application's closest zoo model (``models="family"``: a model
+    drawn from its family per job) at the configuration whose batch is nearest the per-replica batch,
+    its iteration time scaled linearly to that batch, and ``epochs x samples / batch_size`` iterations."""
     rows = read_sia(path)
     tables = times.aligned(hardware)
+    model_for = _sia_model_choice(tables[0], models, seed + 3)
     config_index = np.empty(len(rows), dtype=np.int64)
     per_iteration_s = np.empty((len(rows), len(tables)))
     iterations = np.empty(len(rows))
     for i, row in enumerate(rows):
         application = SIA_APPLICATIONS[row["application"]]
         per_replica = row["batch_size"] / row["replicas"]
-        k = _closest_config(tables[0], application.model, per_replica)
+        k = _closest_config(tables[0], model_for(application), per_replica)
         config_index[i] = k
         per_iteration_s[i] = [table.measured_ms[k] / 1000 * per_replica / table.batch_size[k] for table in tables]
         iterations[i] = application.epochs * application.samples / row["batch_size"]
@@ -362,13 +390,16 @@ def is_sia(path) -> bool:
 
 
 def configure(path, times: IterationTimes, seed: int = 0, start: float | None = None, end: float | None = None,
-              virtual_clusters=None, hardware=None) -> ConfiguredJobs:
+              virtual_clusters=None, hardware=None, sia_models: str = "closest") -> ConfiguredJobs:
     """Any workload file: Sia-style by its header, else a trace read by ``load_workload``, kept to
     jobs submitted in [start, end) of the given virtual clusters."""
     if is_sia(path):
         if virtual_clusters or start is not None or end is not None:
             raise ItercastError(f"{path}: a Sia workload is taken whole (no time window or virtual clusters)")
-        return configure_sia(path, times, seed, hardware)
+        return configure_sia(path, times, seed, hardware, sia_models)
+    if sia_models != "closest":
+        raise ItercastError(f"{path}: not a Sia workload; its jobs draw from the whole dataset "
+                            f"(no Sia model choice {sia_models!r})")
     workload = load_workload(path, start=start, end=end)
     if virtual_clusters:
         if workload.virtual_cluster is None:
