@@ -9,12 +9,15 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from itercast.collect import concrete_inputs
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,9 @@ class Protocol:
     # The reference workload (ReferenceWorkload) is timed this many times before the warm-up steps and
     # as many after the un-profiled steps; 0 leaves the reference_* fields out.
     reference_repeats: int = 5
+    # Profile the timed steps without concrete inputs, which keep every tensor alive until the profile
+    # ends, and take the ops' concrete inputs from one more profiled step (collect/concrete_inputs.py).
+    separate_concrete_inputs: bool = True
 
 
 def trace_name(config_id: str) -> str:
@@ -215,24 +221,38 @@ def time_steps(step, sync, protocol: Protocol) -> list[int]:
 
 
 def profile_steps(step, sync, device, protocol: Protocol, trace_path: Path):
+    """Writes the trace of ``protocol``'s profiled steps to ``trace_path``, complete or not at all."""
+    # Written under another name and renamed, so a trace under the final name is complete.
+    partial_path = trace_path.with_name(trace_path.name.replace(".pt.trace.", ".partial."))
+    separate = protocol.separate_concrete_inputs and concrete_inputs.can_switch_off()
+    if separate:
+        concrete_inputs.record_concrete_inputs(False)
+    try:
+        _profile(step, sync, device, partial_path, protocol.profile_wait, protocol.profile_warmup,
+                 protocol.profile_active)
+    finally:
+        if separate:
+            concrete_inputs.record_concrete_inputs(True)
+    if separate:
+        shapes_path = trace_path.with_name(trace_path.name.replace(".pt.trace.", ".shapes."))
+        _profile(step, sync, device, shapes_path, wait=0, warmup=1, active=1)
+        given, ops = concrete_inputs.merge_traces(partial_path, shapes_path)
+        shapes_path.unlink()
+        if given < ops:
+            print(f"{trace_path.name}: concrete inputs found for {given} of {ops} ops", file=sys.stderr)
+    os.replace(partial_path, trace_path)
+
+
+def _profile(step, sync, device, path: Path, wait: int, warmup: int, active: int) -> None:
     from torch.profiler import ProfilerActivity, profile, schedule
 
     activities = [ProfilerActivity.CPU]
     if device.type == "cuda":
         activities.append(ProfilerActivity.CUDA)
-    # Written under another name and renamed, so a trace under the final name is complete.
-    partial_path = trace_path.with_name(trace_path.name.replace(".pt.trace.", ".partial."))
-
-    def write_trace(profiler):
-        profiler.export_chrome_trace(str(partial_path))
-        os.replace(partial_path, trace_path)
-
-    steps = protocol.profile_wait + protocol.profile_warmup + protocol.profile_active
-    plan = schedule(wait=protocol.profile_wait, warmup=protocol.profile_warmup,
-                    active=protocol.profile_active, repeat=1)
+    plan = schedule(wait=wait, warmup=warmup, active=active, repeat=1)
     with profile(activities=activities, record_shapes=True, schedule=plan,
-                 on_trace_ready=write_trace) as profiler:
-        for _ in range(steps):
+                 on_trace_ready=lambda profiler: profiler.export_chrome_trace(str(path))) as profiler:
+        for _ in range(wait + warmup + active):
             step()
             sync()
             profiler.step()
