@@ -1,7 +1,7 @@
 """`itercast experiment sched-prediction` on Philly and every shared Sia workload, as one table.
 
     PYTHONPATH=python python3 benchmarks/sched_prediction_all.py --dataset DIR [--json FILE] [--plots DIR] [--seeds K]
-        [--sia-family-seeds K]
+        [--sia-family-seeds K [--family-only]]
 
 Philly: virtual clusters 6214e9, 103959 and ed69ec, the three days from
 2017-10-02 10:30 UTC, on 128 GPUs (the cluster queues: FIFO's average JCT is
@@ -104,14 +104,15 @@ def over_seeds(runs: list[dict]) -> str:
 
 def family_draws(by_workload: dict) -> str:
     """Per Sia workload and policy, over its family draws: each compared estimator's mean (min-max), and
-    the draws in which the first beat every other (a tie is not a win)."""
+    the draws in which the first beat every other that ran (a tie is not a win)."""
     lines = ["| workload | policy | draws | " + " | ".join(COMPARED) + f" | {COMPARED[0]} ahead |",
              "|" + "---|" * (len(COMPARED) + 4)]
     for name, seeds in by_workload.items():
         runs = list(seeds.values())
         for policy in SEEDED_POLICIES:
             values = [ratios(runs, estimator, policy) for estimator in COMPARED]
-            ahead = sum(all(own < other for other in others) for own, *others in zip(*values))
+            own, *others = values
+            ahead = sum(all(mine < theirs for theirs in draw) for mine, *draw in zip(own, *filter(None, others)))
             lines.append(f"| {name} | {policy} | {len(runs)} | " + " | ".join(map(spread, values))
                          + f" | {ahead} of {len(runs)} |")
     return "\n".join(lines)
@@ -120,8 +121,14 @@ def family_draws(by_workload: dict) -> str:
 def seeded_tables(results: dict) -> list[str]:
     """The spread over Philly's seeded draws and the Sia family draws, when the run made them."""
     others = results.get(SEEDS_KEY, {})
-    tables = [over_seeds([results[PHILLY_NAME], *others.values()])] if others else []
+    tables = [over_seeds([results[PHILLY_NAME], *others.values()])] if others and PHILLY_NAME in results else []
     return tables + ([family_draws(results[FAMILY_KEY])] if results.get(FAMILY_KEY) else [])
+
+
+def report(results: dict) -> str:
+    """Every table the results hold."""
+    main_tables = [table(results), summary(results)] if per_workload(results) else []
+    return "\n\n".join(main_tables + seeded_tables(results))
 
 
 def summary(results: dict) -> str:
@@ -151,22 +158,24 @@ def main(argv=None) -> int:
     parser.add_argument("--sia-family-seeds", type=int, default=0, metavar="K",
                         help="also run each Sia workload at seeds 0..K-1 with models drawn from each "
                              "application's family")
+    parser.add_argument("--family-only", action="store_true",
+                        help="run only the Sia family draws (no Philly, no main table)")
     args = parser.parse_args(argv)
     if args.from_json:
         results = json.loads(Path(args.from_json).read_text())
-        print(table(results), summary(results), *seeded_tables(results), sep="\n\n")
+        print(report(results))
         return 0
     if args.plots:
         Path(args.plots).mkdir(parents=True, exist_ok=True)
     results = {}
-    for name, path, options in workloads():
+    for name, path, options in [] if args.family_only else workloads():
         plot = str(Path(args.plots) / (name.replace("/", "_").replace(" ", "_").replace(",", "") + ".png")) \
             if args.plots else None
         print(f"{name} ...", file=sys.stderr, flush=True)
         results[name] = run(args.dataset, path, options, plot)
         if args.json:  # after every workload, so that a long run leaves what it finished
             Path(args.json).write_text(json.dumps(results, indent=1))
-    for seed in range(1, args.seeds):
+    for seed in range(1, 1 if args.family_only else args.seeds):
         print(f"{PHILLY_NAME}, seed {seed} ...", file=sys.stderr, flush=True)
         seeded = run(args.dataset, PHILLY_PATH, [*PHILLY, "--seed", str(seed), "--autosched-estimators", ""], None)
         results.setdefault(SEEDS_KEY, {})[str(seed)] = seeded
@@ -180,7 +189,7 @@ def main(argv=None) -> int:
             results.setdefault(FAMILY_KEY, {}).setdefault(name, {})[str(seed)] = drawn
         if args.json and args.sia_family_seeds:
             Path(args.json).write_text(json.dumps(results, indent=1))
-    print(table(results), summary(results), *seeded_tables(results), sep="\n\n")
+    print(report(results))
     return 0
 
 

@@ -40,3 +40,4 @@ def test_the_sia_family_draws_count_the_draws_where_the_predictor_beat_both_base
     # draw 1 ties OpBased, draw 2 loses to it: one win of three
     assert lines[2] == ("| sia-philly/workload-1 | sjf | 3 | 1.010 (1.000-1.020) | 1.010 (1.000-1.020) | "
                         "1.040 (1.030-1.050) | 1 of 3 |")
+    assert bench.report(results) == table  # a family-only run prints no workload table
