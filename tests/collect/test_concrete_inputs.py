@@ -57,7 +57,8 @@ def test_each_steps_ops_take_the_concrete_inputs_and_types_of_the_same_op_in_the
 
 
 def test_a_step_with_other_ops_matches_by_name_and_occurrence_and_never_across_shapes():
-    other = [("aten::add", [[4]]), CONV, (CONV[0], [[2, 3, 8, 8], [64, 3, 7, 7], []]), ("aten::relu", [[8, 64, 16, 16]])]
+    smaller_conv = (CONV[0], [[2, 3, 8, 8], [64, 3, 7, 7], []])
+    other = [("aten::add", [[4]]), CONV, smaller_conv, ("aten::relu", [[8, 64, 16, 16]])]
     timed = timed_trace(other)
     assert copy_concrete_inputs(timed, shapes_trace()) == (2, 4)
     add, first, second, relu, _ = concrete(timed)

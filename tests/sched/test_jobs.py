@@ -110,7 +110,8 @@ def test_sia_jobs_can_draw_their_model_from_their_applications_family(tmp_path, 
     assert set(times.batch_size[jobs.config_index[:40]]) == {32}
     cifar = SIA_APPLICATIONS["cifar10"]
     assert np.allclose(jobs.iterations[:40], cifar.epochs * cifar.samples / 32)
-    assert np.allclose(jobs.workload.duration[:40], jobs.iterations[:40] * times.measured_ms[jobs.config_index[:40]] / 1000)
+    cifar_ms = times.measured_ms[jobs.config_index[:40]]
+    assert np.allclose(jobs.workload.duration[:40], jobs.iterations[:40] * cifar_ms / 1000)
     again = configure_sia(path, times, seed=5, models="family")
     other = configure_sia(path, times, seed=6, models="family")
     assert np.array_equal(again.config_index, jobs.config_index)

@@ -70,11 +70,11 @@ class SiaApplication:
 # of size (CIFAR-10 jobs the small ones, BERT fine-tuning and DeepSpeech2
 # medium, YOLOv3 large, ImageNet the largest) on the zoo's iteration times.
 SIA_APPLICATIONS = {
-    "cifar10": SiaApplication("resnet18", 50_000, 20, "cnn"),                    # ResNet-18, CIFAR-10
-    "bert": SiaApplication("bert_medium", 88_641, 8, "transformer-encoder"),     # BERT fine-tuning, SQuAD v1.1
-    "deepspeech2": SiaApplication("gru_512x2", 28_539, 40, "rnn"),  # recurrent (GRU) speech model, LibriSpeech-100h
-    "yolov3": SiaApplication("resnet50", 16_551, 60, "cnn"),         # Darknet-53 ~ ResNet-50 depth, PASCAL VOC
-    "imagenet": SiaApplication("resnet50", 1_281_167, 2, "cnn"),     # ResNet-50, ImageNet-1k
+    "cifar10": SiaApplication("resnet18", 50_000, 20, "cnn"),                 # ResNet-18, CIFAR-10
+    "bert": SiaApplication("bert_medium", 88_641, 8, "transformer-encoder"),  # BERT fine-tuning, SQuAD v1.1
+    "deepspeech2": SiaApplication("gru_512x2", 28_539, 40, "rnn"),            # GRU speech model, LibriSpeech-100h
+    "yolov3": SiaApplication("resnet50", 16_551, 60, "cnn"),                  # Darknet-53 ~ ResNet-50, PASCAL VOC
+    "imagenet": SiaApplication("resnet50", 1_281_167, 2, "cnn"),              # ResNet-50, ImageNet-1k
 }
 # Which zoo model a Sia job runs: its application's closest ("closest"), or one drawn uniformly from the
 # dataset's models of the application's family ("family").
@@ -168,15 +168,14 @@ class IterationTimes:
             raise ItercastError(f"configuration {keys[counts > 1][0]} is in more than one of "
                                 f"{', '.join(table.source for table in tables)}")
         return cls(joined("config_id"), joined("model"), joined("line"), joined("family"), joined("hardware"),
-                   joined("batch_size"),
-                   joined("measured_ms"), {name: np.concatenate([table.predicted_ms[name] for table in tables])
-                                           for name in names}, " + ".join(table.source for table in tables))
+                   joined("batch_size"), joined("measured_ms"),
+                   {name: np.concatenate([table.predicted_ms[name] for table in tables]) for name in names},
+                   " + ".join(table.source for table in tables))
 
     def take(self, rows) -> "IterationTimes":
         rows = np.asarray(rows, dtype=np.int64)
         return IterationTimes(self.config_id[rows], self.model[rows], self.line[rows], self.family[rows],
-                              self.hardware[rows],
-                              self.batch_size[rows], self.measured_ms[rows],
+                              self.hardware[rows], self.batch_size[rows], self.measured_ms[rows],
                               {name: values[rows] for name, values in self.predicted_ms.items()}, self.source)
 
     def mre(self) -> dict[str, float]:
@@ -356,7 +355,8 @@ def _sia_model_choice(times: IterationTimes, choice: str, seed: int):
     return draw
 
 
-def configure_sia(path, times: IterationTimes, seed: int = 0, hardware=None, models: str = "closest") -> ConfiguredJobs:
+def configure_sia(path, times: IterationTimes, seed: int = 0, hardware=None,
+                  models: str = "closest") -> ConfiguredJobs:
     """A Sia-style workload as jobs: each application's closest zoo model (``models="family"``: a model
     drawn from its family per job) at the configuration whose batch is nearest the per-replica batch,
     its iteration time scaled linearly to that batch, and ``epochs x samples / batch_size`` iterations."""
