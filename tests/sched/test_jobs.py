@@ -180,3 +180,17 @@ def test_predictions_files_of_two_targets_combine_into_the_same_tables_as_one_fi
         assert np.allclose(mine.predicted_ms["lightgbm"], theirs.predicted_ms["lightgbm"])
     with pytest.raises(ItercastError, match="in more than one of"):
         IterationTimes.combine([IterationTimes.read(fast), IterationTimes.read(fast)])
+
+
+def test_the_bundled_predictions_serve_every_sia_application_either_way():
+    """data/cpu-zoo-1207-predictions.csv reruns docs/sched-prediction.md's Sia tables without a collection."""
+    from pathlib import Path
+
+    bundled = Path(__file__).resolve().parents[2] / "data" / "cpu-zoo-1207-predictions.csv"
+    if not bundled.exists():
+        pytest.skip("run outside the source tree (scripts/check-wheel copies tests/ alone)")
+    times = IterationTimes.read(bundled)
+    assert {"lightgbm", "opbased", "ets", "linear"} <= set(times.estimators) and len(times) == 864
+    for application in SIA_APPLICATIONS.values():
+        assert application.model in set(times.model)
+        assert len(set(times.model[times.family == application.family])) > 1
