@@ -4,10 +4,9 @@ With ``record_shapes=True``, ``torch.profiler`` records each op's concrete
 inputs (a convolution's stride and padding, a dropout's p), and keeps the
 inputs alive until the profile ends (pytorch/pytorch#133444). Every tensor a
 step frees is then still held, so the next allocations come from fresh pages
-that the kernel must fault in and zero: a ViT-tiny step at batch 32 on this
-CPU took 2.7x its un-profiled time, 93,000 page faults a step against 4,000,
-and the large-activation models' op times in the trace were inflated the most
-(docs/decisions.md). Without concrete inputs the same step runs at 1.1x.
+that the kernel must fault in and zero, and the large-activation models' op
+times in the trace were inflated most (up to 2.6x; docs/decisions.md,
+benchmarks/profiler_inflation.py).
 
 So a configuration is profiled twice: the timed steps with concrete inputs
 off (the trace keeps single scalars, but a list argument such as a stride is
@@ -22,7 +21,8 @@ import gzip
 import json
 from pathlib import Path
 
-# The arguments that recording concrete inputs fills in (strides only before torch 2.11).
+# The arguments that recording concrete inputs fills in (strides too, in the torch releases that write
+# them only with concrete inputs).
 CONCRETE_ARGS = ("Concrete Inputs", "Input type", "Input Dims", "Input Strides")
 
 
