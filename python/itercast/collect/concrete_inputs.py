@@ -39,23 +39,26 @@ def record_concrete_inputs(enabled: bool) -> None:
     torch._C._profiler._set_record_concrete_inputs_enabled_val(enabled)
 
 
-def read_trace(path: Path) -> dict:
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt") as handle:
+def load_trace_json(path: Path) -> dict:
+    """A gzipped Kineto trace as written by the profiler, parsed whole (the collection's own traces)."""
+    with gzip.open(path, "rt") as handle:
         return json.load(handle)
 
 
-def write_trace(trace: dict, path: Path) -> None:
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "wt") as handle:
+def save_trace_json(trace: dict, path: Path) -> None:
+    with gzip.open(path, "wt") as handle:
         json.dump(trace, handle)
+
+
+def is_profiler_step(event: dict) -> bool:
+    """A host-side ProfilerStep#N span."""
+    return (event.get("cat") == "user_annotation" and event.get("ph") == "X"
+            and str(event.get("name", "")).startswith("ProfilerStep#"))
 
 
 def _steps(events: list[dict]) -> list[list[dict]]:
     """Each ProfilerStep#'s host ops (category cpu_op), in start order."""
-    spans = sorted(((event["ts"], event["ts"] + event["dur"]) for event in events
-                    if event.get("cat") == "user_annotation" and event.get("ph") == "X"
-                    and str(event.get("name", "")).startswith("ProfilerStep#")))
+    spans = sorted((event["ts"], event["ts"] + event["dur"]) for event in events if is_profiler_step(event))
     ops = sorted((event for event in events if event.get("cat") == "cpu_op" and event.get("ph") == "X"),
                  key=lambda event: (event["ts"], -event["dur"]))  # an op before the ops it nests
     steps: list[list[dict]] = [[] for _ in spans]
@@ -110,7 +113,7 @@ def _pairs(ops: list[dict], reference: list[dict], by_name: dict[str, list[dict]
 
 def merge_traces(timed_path: Path, shapes_path: Path) -> tuple[int, int]:
     """Rewrites ``timed_path`` with the concrete inputs of ``shapes_path`` (see copy_concrete_inputs)."""
-    timed = read_trace(timed_path)
-    counts = copy_concrete_inputs(timed, read_trace(shapes_path))
-    write_trace(timed, timed_path)
+    timed = load_trace_json(timed_path)
+    counts = copy_concrete_inputs(timed, load_trace_json(shapes_path))
+    save_trace_json(timed, timed_path)
     return counts

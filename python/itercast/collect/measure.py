@@ -6,8 +6,6 @@ schedule writes the Kineto trace, whose ProfilerStep# spans give the profiled la
 
 from __future__ import annotations
 
-import gzip
-import json
 import os
 import sys
 import time
@@ -260,11 +258,8 @@ def _profile(step, sync, device, path: Path, wait: int, warmup: int, active: int
 
 def profiler_step_durations(trace_path: Path) -> list[float]:
     """Durations (µs) of the host-side ProfilerStep#N spans in a gzipped Kineto trace."""
-    with gzip.open(trace_path, "rt") as handle:
-        events = json.load(handle)["traceEvents"]
-    durations = [event["dur"] for event in events
-                 if event.get("cat") == "user_annotation" and event.get("ph") == "X"
-                 and str(event.get("name", "")).startswith("ProfilerStep#")]
+    events = concrete_inputs.load_trace_json(trace_path)["traceEvents"]
+    durations = [event["dur"] for event in events if concrete_inputs.is_profiler_step(event)]
     if not durations:
         raise RuntimeError(f"no ProfilerStep# spans in {trace_path}")
     return durations
