@@ -41,11 +41,13 @@ ESTIMATORS = ("lightgbm", "opbased", "ets", "linear", "median", "90% accurate", 
 POLICIES = ("sjf", "srtf", "qssf", "autosched")
 
 
+def sia_workloads() -> list[tuple[str, Path, list[str]]]:
+    return [(f"{path.parent.name}/{path.stem}", path, SIA)
+            for path in sorted((SHARED / "workloads").glob("sia-*/workload-*.csv"))]
+
+
 def workloads() -> list[tuple[str, Path, list[str]]]:
-    runs = [(PHILLY_NAME, PHILLY_PATH, PHILLY)]
-    for path in sorted((SHARED / "workloads").glob("sia-*/workload-*.csv")):
-        runs.append((f"{path.parent.name}/{path.stem}", path, SIA))
-    return runs
+    return [(PHILLY_NAME, PHILLY_PATH, PHILLY), *sia_workloads()]
 
 
 SEEDED_POLICIES = ("sjf", "srtf")
@@ -181,7 +183,7 @@ def main(argv=None) -> int:
         results.setdefault(SEEDS_KEY, {})[str(seed)] = seeded
         if args.json:
             Path(args.json).write_text(json.dumps(results, indent=1))
-    for name, path, options in workloads()[1:]:
+    for name, path, options in sia_workloads():
         for seed in range(args.sia_family_seeds):
             print(f"{name}, family draw {seed} ...", file=sys.stderr, flush=True)
             drawn = run(args.dataset, path, [*options, "--sia-models", "family", "--seed", str(seed),
