@@ -40,6 +40,25 @@ def test_list_prints_the_zoo(capsys):
     assert all(name in listing for name in zoo.MODELS)
 
 
+def test_the_blind_suite_lists_and_collects_its_own_models(tmp_path, monkeypatch, capsys):
+    from itercast.collect import blind
+
+    assert main(["collect", "--list", "--suite", "blind"]) == 0
+    listing = capsys.readouterr().out
+    assert all(name in listing for name in blind.MODELS) and "resnet18 " not in listing
+    chosen = {}
+
+    def record_selection(out, models, **settings):
+        chosen["models"] = models
+        return []
+
+    monkeypatch.setattr("itercast.collect.collect", record_selection)
+    assert main(["collect", "--out", str(tmp_path), "--suite", "blind"]) == 0
+    assert chosen["models"] == list(blind.MODELS)
+    assert main(["collect", "--out", str(tmp_path), "--suite", "blind", "--families", "graph"]) == 0
+    assert chosen["models"] == ["gcn_128x3"]
+
+
 def test_families_narrow_the_selection(tmp_path, monkeypatch):
     chosen = {}
 

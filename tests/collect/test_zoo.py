@@ -152,3 +152,18 @@ def test_the_sequence_tagger_predicts_one_tag_per_token():
     with torch.no_grad():
         logits = workload.model(*workload.inputs)
     assert logits.shape == (2, 16, zoo.TAGS) and workload.target.shape == (2, 16)
+
+
+@pytest.mark.parametrize("name", sorted(__import__("itercast.collect.blind", fromlist=["MODELS"]).MODELS))
+def test_every_blind_set_model_trains_one_step_with_gradients_everywhere(name):
+    from itercast.collect import blind
+
+    spec = blind.MODELS[name]
+    assert name not in zoo.MODELS and spec.family not in zoo.FAMILIES
+    torch.manual_seed(0)
+    workload = spec.build(16, spec.input_sizes[0]).to("cpu", torch.float32)  # enough rows to reach every expert
+    loss = workload.loss(workload.model(*workload.inputs), workload.target)
+    loss.backward()
+    assert loss.dim() == 0 and torch.isfinite(loss)
+    missing = [n for n, p in workload.model.named_parameters() if p.grad is None]
+    assert not missing, missing  # every weight is trained (a codebook, every expert)

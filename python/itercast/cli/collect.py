@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from itercast.collect import zoo
-from itercast.collect.runner import DEFAULT_TIME_LIMIT_S, DTYPES
+from itercast.collect.runner import DEFAULT_TIME_LIMIT_S, DTYPES, suites
 from itercast.errors import ItercastError
 
 
@@ -16,8 +16,12 @@ def register(subparsers):
                     "sizes; writes DIR/traces/<config>.pt.trace.json.gz and DIR/manifest.csv. "
                     "Configurations already in the manifest are skipped.")
     parser.add_argument("--out", metavar="DIR", help="output directory (created if missing)")
-    parser.add_argument("--models", nargs="+", metavar="NAME", help="zoo models (default: all)")
-    parser.add_argument("--families", nargs="+", metavar="FAMILY", choices=zoo.FAMILIES,
+    parser.add_argument("--suite", choices=("zoo", "blind"), default="zoo",
+                        help="zoo: the training zoo (default); blind: architectures whose op types the zoo "
+                             "never runs, to test a zoo-trained predictor on")
+    parser.add_argument("--models", nargs="+", metavar="NAME", help="models of the suite (default: all)")
+    parser.add_argument("--families", nargs="+", metavar="FAMILY",
+                        choices=sorted({spec.family for models in suites().values() for spec in models.values()}),
                         help="only models of these families")
     parser.add_argument("--batch-sizes", nargs="+", type=int, metavar="N",
                         default=list(zoo.DEFAULT_BATCH_SIZES))
@@ -43,13 +47,13 @@ def register(subparsers):
 
 def run(args) -> int:
     if args.list:
-        print_zoo(sys.stdout)
+        print_zoo(sys.stdout, args.suite)
         return 0
     if not args.out:
         raise ItercastError("--out DIR is required (or use --list)")
     from itercast.collect import collect  # looked up here so that tests can replace it
 
-    rows = collect(args.out, models=selected_models(args.models, args.families),
+    rows = collect(args.out, models=selected_models(args.models, args.families, args.suite),
                    batch_sizes=args.batch_sizes, input_sizes=args.input_sizes,
                    device=args.device, threads=args.threads, dtype=args.dtype,
                    time_limit_s=args.time_limit, label_passes=args.label_passes,
@@ -62,19 +66,21 @@ def run(args) -> int:
     return 0
 
 
-def selected_models(names, families):
+def selected_models(names, families, suite: str = "zoo"):
+    """The model names to collect: ``names`` (all of ``suite`` by default), only ``families``' if given."""
+    models = suites()[suite]
     if not families:
-        return names
-    pool = names if names else list(zoo.MODELS)
+        return names if names or suite == "zoo" else list(models)
+    pool = names if names else list(models)
     # Unknown names stay in, so that collect() reports them rather than dropping them silently.
-    chosen = [name for name in pool if name not in zoo.MODELS or zoo.MODELS[name].family in families]
+    chosen = [name for name in pool if name not in models or models[name].family in families]
     if not chosen:
-        raise ItercastError("no zoo model matches the given --models and --families")
+        raise ItercastError(f"no {suite} model matches the given --models and --families")
     return chosen
 
 
-def print_zoo(stream):
+def print_zoo(stream, suite: str = "zoo"):
     stream.write(f"{'model':22} {'family':20} {'arch':14} {'inputs':16} optimizer\n")
-    for spec in zoo.MODELS.values():
+    for spec in suites()[suite].values():
         sizes = ",".join(map(str, spec.input_sizes)) + " " + spec.input_unit
         stream.write(f"{spec.name:22} {spec.family:20} {spec.arch:14} {sizes:16} {spec.optimizer}\n")

@@ -45,15 +45,23 @@ class Config:
                 "threads": self.threads}
 
 
+def suites() -> dict[str, dict[str, zoo.ModelSpec]]:
+    """The collectable model sets by name: the zoo, and the blind set that the zoo's models never see."""
+    from itercast.collect import blind
+
+    return {"zoo": zoo.MODELS, "blind": blind.MODELS}
+
+
 def resolve_models(names=None) -> list[zoo.ModelSpec]:
-    """Specs for zoo names (all by default); ModelSpec objects pass through."""
+    """Specs for zoo or blind-set names (the whole zoo by default); ModelSpec objects pass through."""
     if names is None:
         return list(zoo.MODELS.values())
-    unknown = [name for name in names if isinstance(name, str) and name not in zoo.MODELS]
+    known = {name: spec for models in suites().values() for name, spec in models.items()}
+    unknown = [name for name in names if isinstance(name, str) and name not in known]
     if unknown:
         raise ItercastError(f"unknown model(s): {', '.join(unknown)}; "
-                            "`itercast collect --list` shows the zoo")
-    return [zoo.MODELS[name] if isinstance(name, str) else name for name in names]
+                            "`itercast collect --list [--suite blind]` shows the models")
+    return [known[name] if isinstance(name, str) else name for name in names]
 
 
 def grid(specs, batch_sizes, input_sizes, dtype, device, threads) -> list[Config]:
