@@ -56,8 +56,20 @@ def test_predict_answers_what_predict_json_prints(server, predictor, trace_file,
     body = gzip.compress(body) if compress else body
     status, answer, _ = request(server, "POST", "/predict?hardware=test-cpu-b", body)
     assert status == 200
-    expected = predictor.predict(trace_file, "test-cpu-b").to_dict()
+    # a named target also says where the CPU trace ran, as `itercast predict --hardware` does
+    key = predictor.model_for("test-cpu-b").hardware
+    expected = predictor.predict(trace_file, "test-cpu-b", trace_hardware=key).to_dict()
     assert without_seconds(answer) == without_seconds(expected)
+    assert answer["mode"] == "hybrid"
+
+
+def test_predict_takes_the_pricing_mode(server, predictor, trace_file):
+    status, answer, _ = request(server, "POST", "/predict?hardware=test-cpu-b&mode=structure", trace_file.read_bytes())
+    assert status == 200 and answer["mode"] == "structure" and answer["measured_time_fraction"] == 0.0
+    expected = predictor.predict(trace_file, "test-cpu-b", mode="structure").to_dict()
+    assert without_seconds(answer) == without_seconds(expected)
+    status, answer, _ = request(server, "POST", "/predict?hardware=test-cpu-b&mode=trace", trace_file.read_bytes())
+    assert status == 400 and "unknown mode 'trace'" in answer["error"]
 
 
 @pytest.mark.parametrize("path, body, status, message", [
@@ -116,7 +128,8 @@ def test_a_small_gzip_body_that_inflates_past_the_limit_gets_413(server):
 
 def test_concurrent_clients_are_served_while_one_is_still_sending(server, predictor, trace_file):
     body = gzip.compress(trace_file.read_bytes())
-    expected = without_seconds(predictor.predict(trace_file, "test-cpu-a").to_dict())
+    key = predictor.model_for("test-cpu-a").hardware
+    expected = without_seconds(predictor.predict(trace_file, "test-cpu-a", trace_hardware=key).to_dict())
     host, port = server.server_address[:2]
     slow = http.client.HTTPConnection(host, port, timeout=30)
     slow.putrequest("POST", "/predict?hardware=test-cpu-a")

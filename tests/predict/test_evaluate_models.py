@@ -21,7 +21,11 @@ def ets(samples):
     return ETSReference(max_seconds=30, max_epochs=1, seed=0).fit(samples[:8])
 
 
-@pytest.mark.parametrize("name", MODEL_NAMES)
+# the models that predict op times (trace-time predicts whole iterations from the trace)
+OP_MODELS = [name for name in MODEL_NAMES if not WINDOW_MODELS[name].iteration_level]
+
+
+@pytest.mark.parametrize("name", OP_MODELS)
 def test_each_model_predicts_finite_positive_op_times(samples, name):
     model = new_model(name, Settings(rounds=5, ets_seconds=5))
     if name == "ets":
@@ -130,7 +134,7 @@ def test_lightgbm_constant_differs_only_in_its_duration_leaves(samples):
     assert np.all(model.predict_op_time(samples) > 0)
 
 
-@pytest.mark.parametrize("name", MODEL_NAMES)
+@pytest.mark.parametrize("name", OP_MODELS)
 def test_models_that_predict_durations_and_gaps_get_a_gap_scale_of_their_own(samples, name):
     """The reconciliation scales gaps apart from durations for models that predict the two; the others'
     one summed op time gets one scale."""
@@ -144,12 +148,12 @@ def test_models_that_predict_durations_and_gaps_get_a_gap_scale_of_their_own(sam
     np.testing.assert_allclose(durations + gaps, fitted.window_model.predict_op_time(samples[8:]), rtol=1e-9)
     rec = fitted.reconciliation
     if model.separates_gaps:
-        assert name in ("lightgbm", "ets") and np.all(gaps > 0) and rec.gap_scale != rec.scale
+        assert name in ("lightgbm", "hybrid", "ets") and np.all(gaps > 0) and rec.gap_scale != rec.scale
     else:
         assert not np.any(gaps) and rec.gap_scale == rec.scale
 
 
-@pytest.mark.parametrize("name", sorted(WINDOW_MODELS))
+@pytest.mark.parametrize("name", sorted(name for name, kind in WINDOW_MODELS.items() if not kind.iteration_level))
 def test_every_registered_model_is_a_window_model_of_its_name(name):
     model = new_model(name, Settings(rounds=5))
     assert model.name == name

@@ -397,7 +397,7 @@ def test_a_version_2_file_scales_gaps_as_durations(predictor, dataset, tmp_path)
     path = tmp_path / "v2.itc"
     predictor.save(path)
     document = json.loads(path.read_text())
-    assert document["version"] == 7
+    assert document["version"] == 8
     document["version"] = 2
     for entry in document["hardware"].values():
         del entry["reconciliation"]["gap_scale"]
@@ -521,6 +521,7 @@ def test_the_calibration_is_optional_and_needs_two_architectures_per_fold(datase
     from itercast.predict import featurise
     from itercast.predict.lgbm import WindowLGBM
     from itercast.predict.hardware_model import fit_calibration, fit_hardware_model
+    from itercast.predict.reconciliation import Calibration
 
     plain = Predictor(rounds=5, calibration_folds=None).fit(dataset).models
     model = next(iter(plain.values()))
@@ -528,8 +529,11 @@ def test_the_calibration_is_optional_and_needs_two_architectures_per_fold(datase
     samples = featurise(dataset.configs)
     architectures = len({s.config.model for s in samples})
     assert architectures == 6
-    assert fit_calibration(model, samples, WindowLGBM(rounds=5), folds=4).coefficients == [0.0, 0.0]
-    assert fit_calibration(model, samples, WindowLGBM(rounds=5), folds=3).coefficients != [0.0, 0.0]
+    assert fit_calibration(model, samples, WindowLGBM(rounds=5), folds=4) == (Calibration(), {})
+    calibration, intervals = fit_calibration(model, samples, WindowLGBM(rounds=5), folds=3)
+    assert calibration.coefficients != [0.0, 0.0]
+    assert sorted(intervals) == ["hybrid", "structure"]
+    assert all(low < high for low, high in intervals.values())
     fitted = fit_hardware_model("cpu", samples, WindowLGBM(rounds=5), calibration_folds=4)
     assert fitted.calibration.coefficients == [0.0, 0.0] and fitted.summary["calibration_folds"] is None
 
@@ -576,7 +580,7 @@ def test_a_model_file_of_another_version_or_with_a_missing_field_fails_clearly(p
     document = json.loads(path.read_text())
     document["version"] = 1
     path.write_text(json.dumps(document))
-    with pytest.raises(ItercastError, match="version 1, this itercast reads versions 2, 3, 4, 5, 6, 7: retrain it"):
+    with pytest.raises(ItercastError, match="version 1, this itercast reads versions 2, 3, 4, 5, 6, 7, 8: retrain it"):
         Predictor.load(path)
     document["version"] = 3
     del next(iter(document["hardware"].values()))["window_model"]["time_weight"]

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
+
+import numpy as np
+
+from itercast.errors import ItercastError
 
 
 def register(subparsers) -> None:
@@ -14,9 +18,15 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "evaluate", help="compare the predictor with the ETS reference and baselines on a labelled collection")
     parser.add_argument("dataset", help="collection directory (or its manifest.csv)")
-    parser.add_argument("--split", choices=("arch", "line", "config"), default=defaults.split,
+    parser.add_argument("--split", choices=("arch", "line", "config", "op"), default=defaults.split,
                         help="keep whole architectures (default), whole architecture lines (a model with its "
-                             "size variants, the manifest's arch column) or whole configurations out of training")
+                             "size variants, the manifest's arch column), whole configurations, or op types "
+                             "(op: each fold holds out rare op types, tests the lines that run them and trains "
+                             "on no configuration that runs them) out of training")
+    parser.add_argument("--test-on", default=None, metavar="DATASET",
+                        help="train on the whole dataset and test on this other collection (e.g. "
+                             "`itercast collect --suite blind`): architectures and op types the training never "
+                             "saw; --split and --folds are then unused")
     parser.add_argument("--folds", type=int, default=defaults.folds,
                         help="k folds over the groups; 1 (default) is a single 80/20 holdout")
     parser.add_argument("--models", default=",".join(MODEL_NAMES),
@@ -76,7 +86,18 @@ def run(args) -> int:
     dataset = limit_configs(Dataset.from_manifest(args.dataset, machine_speed), args.limit_configs, args.seed)
     samples = load_samples(dataset, args.cache)
     repeat = Dataset.from_manifest(args.repeat, machine_speed) if args.repeat else None
-    result = evaluate(samples, settings, verbose=not args.json, repeat=repeat)
+    folds = None
+    if args.test_on:
+        tested = Dataset.from_manifest(args.test_on, machine_speed)
+        overlap = {c.config_id for c in tested.configs} & {c.config_id for c in dataset.configs}
+        if overlap:
+            raise ItercastError(f"{args.test_on} shares {len(overlap)} configurations with {args.dataset} "
+                                f"(e.g. {sorted(overlap)[0]}): a test set must be unseen in training")
+        folds = [(np.arange(len(samples)), np.arange(len(samples), len(samples) + len(tested)))]
+        samples = samples + load_samples(tested)
+        dataset = Dataset(dataset.configs + tested.configs, dataset.source, dataset.machine_speed)
+        settings = replace(settings, split="test-on", folds=1)
+    result = evaluate(samples, settings, verbose=not args.json, repeat=repeat, folds=folds)
     subset = None
     if args.also_on:
         subset = result.only(config.config_id for config in Dataset.from_manifest(args.also_on).configs)

@@ -73,7 +73,8 @@ class TraceFeed:
         for shape, stream in self._streams.items():
             windows = stream.close()
             scanned[shape] = (stream.timeline(), windows)
-        return {t.hardware: t.predictor.predict_timeline(*scanned[t.shape], t.hardware) for t in self.targets}
+        return {t.hardware: t.predictor.predict_timeline(*scanned[t.shape], t.hardware, t.mode, t.trace_hardware)
+                for t in self.targets}
 
 
 def read_from(path: str | os.PathLike, offset: int = 0, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:

@@ -129,6 +129,19 @@ class Cadence:
         return math.ceil(cost_s / (self.max_overhead * step_s))
 
 
+def this_cpu_key() -> str | None:
+    """This process's CPU and torch's intra-op threads as a hardware key, as a collection made here names
+    them (predict.dataset.hardware_key); None without torch."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    from itercast.collect.hardware import cpu_model
+    from itercast.predict.dataset import hardware_key
+
+    return hardware_key({"device": "cpu", "cpu_model": cpu_model(), "threads": torch.get_num_threads()})
+
+
 class Monitor:
     """Live iteration-time predictions from inside a training loop.
 
@@ -157,7 +170,9 @@ class Monitor:
         if active < 1 or warmup < 0:
             raise ValueError("need active >= 1 and warmup >= 0")
         self._models = [models] if isinstance(models, (Predictor, str, os.PathLike)) else list(models)
-        self.targets = load_targets(self._models, hardware)
+        # The traces are this process's: a CPU trace names no CPU, so the Monitor says which (a GPU trace
+        # names its device), and a target of this machine is priced by the hybrid (Predictor.predict).
+        self.targets = load_targets(self._models, hardware, trace_hardware=this_cpu_key())
         self.total_steps, self.on_prediction = total_steps, on_prediction
         self.history: list[StepPrediction] = []
         self.steps = 0
@@ -324,7 +339,8 @@ class Monitor:
                "OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "PASSIVE"}
         self._worker = subprocess.Popen([sys.executable, "-m", "itercast.online.predict_worker"],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-        self._send({"models": self._model_files(), "hardware": [t.hardware for t in self.targets]})
+        self._send({"models": self._model_files(), "hardware": [t.hardware for t in self.targets],
+                    "trace_hardware": this_cpu_key()})
         self._reader = threading.Thread(target=self._read_answers, name="itercast-monitor", daemon=True)
         self._reader.start()
 

@@ -63,7 +63,7 @@ def main() -> None:
     answers = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     setup = json.loads(sys.stdin.readline())
-    targets = load_targets(setup["models"], setup["hardware"])
+    targets = load_targets(setup["models"], setup["hardware"], trace_hardware=setup.get("trace_hardware"))
     for line in sys.stdin:
         answers.write(json.dumps(answer(targets, json.loads(line))) + "\n")
         answers.flush()

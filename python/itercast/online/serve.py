@@ -1,7 +1,8 @@
 """A prediction service over HTTP/JSON, on the standard library's threading HTTP server.
 
 ``POST /predict`` (a trace as the body, plain JSON or gzip; ``?hardware=KEY``
-to choose a target) answers what ``itercast predict --json`` prints;
+to choose a target, which also says that a CPU trace ran on it; ``?mode=auto|hybrid|structure``, the
+pricing) answers what ``itercast predict --json`` prints;
 ``GET /health``; ``GET /model`` (targets and training summaries). The body
 is streamed into the native scanner as it arrives, never held whole; its
 size and its uncompressed size are capped, and at most ``concurrency``
@@ -22,6 +23,7 @@ from itercast.errors import ItercastError, TraceTooLargeError
 from itercast.online.feed import TraceFeed
 from itercast.online.targets import Target
 from itercast.predict import Predictor
+from itercast.predict.hybrid import MODES
 
 log = logging.getLogger("itercast.online.serve")
 
@@ -60,10 +62,15 @@ class PredictionServer(ThreadingHTTPServer):
                 "targets": {key: {"summary": m.summary, "vocabulary": len(m.vocabulary)}
                             for key, m in sorted(p.models.items())}}
 
-    def predict(self, body, length: int, hardware: str | None) -> dict:
-        """Streams ``length`` bytes of ``body`` into the scanner and predicts for ``hardware``."""
+    def predict(self, body, length: int, hardware: str | None, mode: str = "auto") -> dict:
+        """Streams ``length`` bytes of ``body`` into the scanner and predicts for ``hardware``, priced by
+        ``mode``; a named ``hardware`` also says where a trace that names none (a CPU trace) ran, as
+        ``itercast predict --hardware`` does."""
         try:
-            target = Target(self.predictor, self.predictor.model_for(hardware).hardware)
+            key = self.predictor.model_for(hardware).hardware
+            if mode not in MODES:
+                raise ItercastError(f"unknown mode {mode!r}: choose one of {', '.join(MODES)}")
+            target = Target(self.predictor, key, mode, key if hardware else None)
             feed = TraceFeed([target], name="request body", max_bytes=self.max_bytes)
             remaining = length
             while remaining:
@@ -123,8 +130,9 @@ class PredictionHandler(BaseHTTPRequestHandler):
     def _predict(self, query: dict) -> dict:
         length = self._content_length()
         hardware = query.get("hardware", [None])[-1]
+        mode = query.get("mode", ["auto"])[-1]
         with self.server.slots:
-            return self.server.predict(self.rfile, length, hardware)
+            return self.server.predict(self.rfile, length, hardware, mode)
 
     def _content_length(self) -> int:
         if self.headers.get("Transfer-Encoding"):

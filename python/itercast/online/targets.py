@@ -18,6 +18,8 @@ class Target:
 
     predictor: Predictor
     hardware: str  # the model's key for it, e.g. "cpu:Intel(R) Xeon(R) Processor:1t"
+    mode: str = "auto"  # how to price a trace (Predictor.predict)
+    trace_hardware: str | None = None  # the key the traces ran on, where a trace cannot tell (a CPU trace)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -25,17 +27,19 @@ class Target:
         return self.predictor.width, self.predictor.stride
 
 
-def load_targets(models: ModelLike | Iterable[ModelLike], hardware: str | Iterable[str] | None = None) -> list[Target]:
+def load_targets(models: ModelLike | Iterable[ModelLike], hardware: str | Iterable[str] | None = None,
+                 mode: str = "auto", trace_hardware: str | None = None) -> list[Target]:
     """Targets of one or several models (objects or model-file paths).
 
     ``hardware``: None for every target of every model, else one or more keys
-    (or unique parts of keys, as ``Predictor.predict`` accepts).
+    (or unique parts of keys, as ``Predictor.predict`` accepts). ``mode`` and ``trace_hardware``: how each
+    target prices a trace (``Predictor.predict``).
     """
     predictors = [_as_predictor(m) for m in ([models] if isinstance(models, (Predictor, str, os.PathLike))
                                              else models)]
     if not predictors:
         raise ItercastError("no model given")
-    everything = [Target(p, key) for p in predictors for key in p.hardware]
+    everything = [Target(p, key, mode, trace_hardware) for p in predictors for key in p.hardware]
     if hardware is None:
         chosen = everything
     else:

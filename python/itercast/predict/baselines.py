@@ -3,9 +3,13 @@
 - :class:`OpBased`: ETS's "OpBased": each op from its own features only, no window context.
 - :class:`FlopsBytesLinear`: the iteration's summed FLOPs, bytes and op count, least squares.
 - :class:`TrainingMedian`: the training set's median op time, whatever the trace.
+- :class:`TraceTime`: the trace's own profiled step, scaled by the training set's median ratio of un-profiled
+  to profiled steps (reads the test trace's times: a baseline for traces taken on the target hardware).
 """
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 
@@ -114,3 +118,27 @@ class MeasuredOpTime:
 
     def predict_op_parts(self, samples) -> tuple[np.ndarray, np.ndarray]:
         return measured_op_parts(samples)
+
+
+class TraceTime:
+    """The step time the trace measured, times the training set's median un-profiled / profiled ratio.
+
+    Iteration-level: no op model and no reconciliation, so it has ``predict_samples`` as a fitted
+    HardwareModel has. Only meaningful for a trace taken on the hardware it predicts for.
+    """
+
+    name = "trace-time"
+
+    def __init__(self):
+        self.ratio = 1.0
+        self.summary: dict = {}
+
+    def fit(self, samples, client=None) -> "TraceTime":
+        start = time.perf_counter()
+        self.ratio = float(np.median([s.config.step_ms / (s.profiled_ns / 1e6) for s in samples]))
+        self.summary = {"train_seconds": time.perf_counter() - start, "ratio": self.ratio}
+        return self
+
+    def predict_samples(self, samples) -> tuple[np.ndarray, np.ndarray]:
+        profiled_ms = np.array([s.profiled_ns / 1e6 for s in samples])
+        return profiled_ms, profiled_ms * self.ratio

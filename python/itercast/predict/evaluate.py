@@ -16,7 +16,7 @@ import csv
 import pickle
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -72,6 +72,8 @@ def split_folds(samples, split: str, folds: int = 1, seed: int = 0,
 
     ``folds`` > 1: the shuffled groups are dealt round-robin into k folds, each the test set once.
     """
+    if split == "op":
+        return op_type_folds(samples, folds, seed)
     groups = group_labels(samples, split)
     unique = np.unique(groups)
     if len(unique) < 2:
@@ -88,6 +90,52 @@ def split_folds(samples, split: str, folds: int = 1, seed: int = 0,
     for test_groups in assignments:
         is_test = np.isin(groups, test_groups)
         result.append((np.flatnonzero(~is_test), np.flatnonzero(is_test)))
+    return result
+
+
+# An op type run by more than this share of the architecture lines is common (a linear layer, an add):
+# the op-type split holds out only the rarer ones.
+COMMON_OP_SHARE = 0.5
+
+
+def op_type_folds(samples, folds: int = 5, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(train, test) index arrays that hold out op types, not only architectures.
+
+    The op types that at most COMMON_OP_SHARE of the architecture lines run are dealt, shuffled, into
+    ``folds`` sets. A line is tested in the fold of its rarest such type (ties by name); a fold trains only
+    on configurations that run none of its types. Each tested configuration thus runs at least one op type
+    its model never saw. Lines that run only common types are never tested.
+    """
+    lines = group_labels(samples, "line")
+    ops_of_line: dict[str, set[str]] = {}
+    for line, sample in zip(lines, samples):
+        ops_of_line.setdefault(line, set()).update(sample.op_names)
+    lines_running: dict[str, int] = {}
+    for names in ops_of_line.values():
+        for name in names:
+            lines_running[name] = lines_running.get(name, 0) + 1
+    rare = sorted(name for name, count in lines_running.items() if count <= COMMON_OP_SHARE * len(ops_of_line))
+    if len(rare) < max(2, folds):
+        raise ItercastError(f"an op-type split needs at least {max(2, folds)} op types that at most "
+                            f"{COMMON_OP_SHARE:.0%} of the lines run; the data has {len(rare)}")
+    order = np.random.default_rng(seed).permutation(rare)
+    fold_of_op = {name: k % max(1, folds) for k, name in enumerate(order)}
+    fold_of_line = {}
+    for line, names in ops_of_line.items():
+        own = [name for name in names if name in fold_of_op]
+        if own:
+            rarest = min(own, key=lambda name: (lines_running[name], name))
+            fold_of_line[line] = fold_of_op[rarest]
+    result = []
+    for k in range(max(1, folds)):
+        held_out = {name for name, fold in fold_of_op.items() if fold == k}
+        test = np.array([i for i, line in enumerate(lines) if fold_of_line.get(line) == k], dtype=np.int64)
+        train = np.array([i for i, sample in enumerate(samples)
+                          if fold_of_line.get(lines[i]) != k and not held_out & set(sample.op_names)], dtype=np.int64)
+        if len(test) and len(train):
+            result.append((train, test))
+    if not result:
+        raise ItercastError("the op-type split left no fold with both training and test configurations")
     return result
 
 
@@ -123,6 +171,15 @@ class ModelResult:
     hardware: list[str] = field(default_factory=list)  # the target each configuration was measured on
     lines: list[str] = field(default_factory=list)  # the architecture line of each (the manifest's arch)
     op_classes: ClassTimes = field(default_factory=ClassTimes)  # per-op-class times, models that predict per op
+    intervals: list[tuple[float, float]] = field(default_factory=list)  # (low, high) ms, models that give one
+    unseen_shares: list[float] = field(default_factory=list)  # of each prediction's op time, on unseen ops
+
+    @property
+    def interval_coverage(self) -> float | None:
+        """The share of measured step times inside their prediction interval (None: no intervals)."""
+        if not self.intervals or len(self.intervals) != len(self.measured_ms):
+            return None
+        return float(np.mean([low <= m <= high for (low, high), m in zip(self.intervals, self.measured_ms)]))
 
     @property
     def step(self) -> Metrics:
@@ -170,7 +227,7 @@ class ModelResult:
                            pick(self.measured_ms), pick(self.measured_profiled_ms), pick(self.families),
                            pick(self.config_ids), pick(self.models), list(self.train_seconds), self.predict_seconds * share,
                            list(self.epochs), pick(self.hardware), pick(self.lines),
-                           self.op_classes.only(set(config_ids)))
+                           self.op_classes.only(set(config_ids)), pick(self.intervals), pick(self.unseen_shares))
 
 
 def _by_hardware(samples: list[TraceSample]) -> dict[str, list[TraceSample]]:
@@ -184,28 +241,58 @@ def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def evaluate_model(name: str, settings: Settings, folds, samples, verbose: bool = False) -> ModelResult:
-    """Trains one model per fold and hardware, predicts that fold's test samples."""
+def fit_for(name: str, settings: Settings, hardware: str, train_samples, fitted: dict | None = None,
+            key=None):
+    """``name``'s model fitted on ``train_samples``: an iteration-level model, or a HardwareModel. With
+    ``fitted`` (a dict) and ``key`` (the fold and hardware), a HardwareModel that another model prices
+    anew is fitted once and shared (the hybrid reuses lightgbm's)."""
+    kind = WINDOW_MODELS[name]
+    if kind.iteration_level:
+        return new_model(name, settings).fit(train_samples)
+    base = kind.fits_like or name
+    if fitted is not None and (key, base) in fitted:
+        model = fitted[(key, base)]
+    else:
+        calibration_folds = settings.calibration_folds if WINDOW_MODELS[base].predictor_model else None
+        model = fit_hardware_model(hardware, train_samples, new_model(base, settings),
+                                   calibration_folds=calibration_folds)
+        if fitted is not None and (kind.fits_like or any(WINDOW_MODELS[m].fits_like == name for m in settings.models)):
+            fitted[(key, base)] = model
+    if kind.anchor_weight is not None:
+        model = replace(model, anchor_weight=kind.anchor_weight)
+    return model
+
+
+def evaluate_model(name: str, settings: Settings, folds, samples, verbose: bool = False,
+                   fitted: dict | None = None) -> ModelResult:
+    """Trains one model per fold and hardware, predicts that fold's test samples. ``fitted``: models
+    shared between evaluated models that price one fit differently (:func:`fit_for`)."""
     result = ModelResult(name)
+    kind = WINDOW_MODELS[name]
     for k, (train, test) in enumerate(folds):
         tests = _by_hardware([samples[i] for i in test])
         for hardware, train_samples in sorted(_by_hardware([samples[i] for i in train]).items()):
             if hardware not in tests:
                 continue
-            calibration_folds = settings.calibration_folds if WINDOW_MODELS[name].predictor_model else None
-            fitted = fit_hardware_model(hardware, train_samples, new_model(name, settings),
-                                        calibration_folds=calibration_folds)
+            model = fit_for(name, settings, hardware, train_samples, fitted, (k, hardware))
             start = time.perf_counter()
-            profiled_ms, unprofiled_ms = fitted.predict_samples(tests[hardware])
+            if kind.predictor_model:
+                priced = model.price(tests[hardware], kind.pricing)
+                profiled_ms, unprofiled_ms = priced.profiled_ms, priced.unprofiled_ms
+                if model.intervals.get(kind.pricing):
+                    result.intervals += list(zip(priced.low_ms.tolist(), priced.high_ms.tolist()))
+                result.unseen_shares += priced.unseen_share.tolist()
+            else:
+                profiled_ms, unprofiled_ms = model.predict_samples(tests[hardware])
             result.predict_seconds += time.perf_counter() - start
             result.record(tests[hardware], profiled_ms, unprofiled_ms)
-            if WINDOW_MODELS[name].reports_op_classes:
-                record_op_classes(result, fitted.window_model, tests[hardware])
-            result.train_seconds.append(fitted.summary["train_seconds"])
-            if WINDOW_MODELS[name].reports_epochs:
-                result.epochs.append(fitted.window_model.epochs_done)
+            if kind.reports_op_classes:
+                record_op_classes(result, model.window_model, tests[hardware])
+            result.train_seconds.append(model.summary["train_seconds"])
+            if kind.reports_epochs:
+                result.epochs.append(model.window_model.epochs_done)
             if verbose:
-                _log(f"  fold {k + 1}/{len(folds)} {name}: trained in {fitted.summary['train_seconds']:.1f} s "
+                _log(f"  fold {k + 1}/{len(folds)} {name}: trained in {model.summary['train_seconds']:.1f} s "
                      f"on {len(train_samples)} configurations")
     return result
 
@@ -239,6 +326,8 @@ class Evaluation:
     def table(self) -> str:
         s = self.settings
         how = f"holdout {s.test_fraction:.0%} of groups" if s.folds <= 1 else f"{s.folds} folds"
+        if s.split == "test-on":
+            how = "trained on one collection, tested on another"
         cells = [[r.name, f"{r.step.mre:.1%}", f"{r.step.rmse_ms:.2f}", f"{r.step.p90:.1%}", f"{r.profiled.mre:.1%}",
                   f"{r.profiled.rmse_ms:.2f}", f"{r.profiled.p90:.1%}", f"{np.mean(r.train_seconds):.1f}",
                   f"{r.latency_ms:.2f}"] for r in self.results]
@@ -262,6 +351,12 @@ class Evaluation:
                  line(["model", "MRE", "RMSE ms", "p90 RE", "MRE", "RMSE ms", "p90 RE", "train s", "predict ms/it"])]
         lines += [line(row) for row in cells]
         lines.append("train s: mean per fitted model.")
+        covered = [f"{r.name} {r.interval_coverage:.0%}" for r in self.results if r.interval_coverage is not None]
+        if covered:
+            lines.append("80% prediction interval holds the measured step: " + ", ".join(covered))
+        unseen = [f"{r.name} {np.mean(r.unseen_shares):.1%}" for r in self.results if r.unseen_shares]
+        if unseen:
+            lines.append("op time on ops unseen in training (mean): " + ", ".join(unseen))
         for r in self.results:
             if r.epochs:
                 lines.append(f"{r.name}: {', '.join(f'{e:.2f}' for e in r.epochs)} epochs in a "
@@ -377,6 +472,8 @@ class Evaluation:
                 "configurations": self.configurations, "architectures": self.architectures,
                 "test_sizes": self.test_sizes,
                 "models": {r.name: {"step_ms": metrics(r.step), "profiled": metrics(r.profiled),
+                                    "interval_coverage": r.interval_coverage,
+                                    "unseen_share": float(np.mean(r.unseen_shares)) if r.unseen_shares else None,
                                     "train_seconds": r.train_seconds, "latency_ms": r.latency_ms,
                                     "epochs": r.epochs, "family_mre": r.family_mre(),
                                     "op_classes": class_rows(r.op_classes)}
@@ -386,17 +483,20 @@ class Evaluation:
 
 
 def evaluate(samples: list[TraceSample], settings: Settings, verbose: bool = False,
-             repeat: Dataset | None = None) -> Evaluation:
-    """Every model of ``settings`` on the same folds. With ``repeat`` (another collection of the same
-    configurations), a "repeat" row is added (:func:`repeat_result`) and every model is scored on the
-    configurations both collections have."""
+             repeat: Dataset | None = None, folds=None) -> Evaluation:
+    """Every model of ``settings`` on the same folds (``folds``: (train, test) index arrays, else made by
+    ``settings``' split). With ``repeat`` (another collection of the same configurations), a "repeat" row
+    is added (:func:`repeat_result`) and every model is scored on the configurations both collections
+    have."""
     for name in settings.models:
         new_model(name, settings)  # an unknown name or a missing package fails before any training
         require(name)
     if repeat is not None and not {c.config_id for c in repeat.configs} & {s.config.config_id for s in samples}:
         raise ItercastError(f"{repeat.source}: no configuration in common with the evaluated collection")
-    folds = split_folds(samples, settings.split, settings.folds, settings.seed, settings.test_fraction)
-    results = [evaluate_model(name, settings, folds, samples, verbose) for name in settings.models]
+    if folds is None:
+        folds = split_folds(samples, settings.split, settings.folds, settings.seed, settings.test_fraction)
+    fitted: dict = {}
+    results = [evaluate_model(name, settings, folds, samples, verbose, fitted) for name in settings.models]
     evaluation = Evaluation(settings, len(samples), len({s.config.model for s in samples}),
                             [len(test) for _, test in folds], results)
     if repeat is None:

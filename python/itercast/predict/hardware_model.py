@@ -9,9 +9,29 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from itercast.predict.dataset import TraceSample, measured_op_parts
+from itercast.predict.hybrid import OpRegimes, OpTimes, op_times
 from itercast.predict.reconciliation import (MAX_UNEXPLAINED, Calibration, HeadTail, Reconciliation,
                                              explained_by_reconciliation)
 from itercast.predict.window_model import WindowModel
+
+# The hybrid pricing's weight on the trace's all-measured estimate (geometric blend): measured
+# (docs/predictor.md, "Hybrid pricing").
+ANCHOR_WEIGHT = 0.5
+# The prediction interval: these quantiles of held-out log errors (an 80% interval).
+INTERVAL_QUANTILES = (0.1, 0.9)
+
+
+@dataclass
+class Priced:
+    """Per sample, a pricing's predictions and what they rest on."""
+
+    mode: str  # "structure" or "hybrid"
+    profiled_ms: np.ndarray
+    unprofiled_ms: np.ndarray
+    measured_share: np.ndarray  # of the op time, priced from the trace's measured times
+    unseen_share: np.ndarray  # of the op time, resting on ops the model has not seen (types or sizes)
+    low_ms: np.ndarray  # the prediction interval (INTERVAL_QUANTILES of held-out errors)
+    high_ms: np.ndarray
 
 
 @dataclass
@@ -25,11 +45,54 @@ class HardwareModel:
     vocabulary: set[str]
     summary: dict = field(default_factory=dict)
     calibration: Calibration = field(default_factory=Calibration)
+    regimes: OpRegimes | None = None  # None: every size of the vocabulary's names counts as seen
+    anchor_weight: float = ANCHOR_WEIGHT
+    # mode -> [low, high] quantiles of held-out log(measured / predicted); none: no interval
+    intervals: dict[str, list[float]] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.regimes is None:
+            self.regimes = OpRegimes.names_only(self.vocabulary)
 
     def predict_samples(self, samples: list[TraceSample]) -> tuple[np.ndarray, np.ndarray]:
-        """(profiled_ms, unprofiled_ms) per sample."""
+        """(profiled_ms, unprofiled_ms) per sample, from structure alone."""
         profiled_ms, reconciled_ms, recorded_ops = self.predict_parts(samples)
         return profiled_ms, self.reconciliation.floor(self.calibration.apply(reconciled_ms, recorded_ops), profiled_ms)
+
+    def op_times(self, samples: list[TraceSample], window_model=None, regimes: OpRegimes | None = None) -> OpTimes:
+        """The samples' predicted and measured op times, all and unseen (by ``regimes``, this model's by
+        default), from ``window_model`` (this model's by default)."""
+        window_model = self.window_model if window_model is None else window_model
+        return op_times(samples, window_model.predict_each_op(samples), regimes or self.regimes)
+
+    def price(self, samples: list[TraceSample], mode: str = "structure", times: OpTimes | None = None,
+              calibration: Calibration | None = None) -> Priced:
+        """Predictions priced by ``mode``: "structure" as :meth:`predict_samples`; "hybrid" with the ops
+        the model has not seen priced from their measured times in the trace, the calibration applied to
+        the structurally priced share only, and the result blended with the trace's all-measured estimate
+        (``anchor_weight``, geometric). ``times``: :meth:`op_times`, if the caller has them."""
+        times = self.op_times(samples) if times is None else times
+        calibration = self.calibration if calibration is None else calibration
+        head_tail_design, recorded_ops = iteration_terms(samples)
+        head_tail_ms = self.head_tail.predict_ns(head_tail_design) / 1e6
+
+        def reconciled(parts):
+            durations_ms, rest_ms = parts[:, 0] / 1e6, parts[:, 1] / 1e6 + head_tail_ms
+            return durations_ms + rest_ms, self.reconciliation.apply(durations_ms, rest_ms, recorded_ops)
+
+        profiled_ms, reconciled_ms = reconciled(times.parts(mode))
+        measured_share = times.unseen_share("hybrid") if mode == "hybrid" else np.zeros(len(samples))
+        factor = 1 + (1 - measured_share) * (calibration.apply(1.0, recorded_ops) - 1)
+        unprofiled_ms = self.reconciliation.floor(reconciled_ms * factor, profiled_ms)
+        if mode == "hybrid" and self.anchor_weight > 0:
+            anchor_profiled_ms, anchor_ms = reconciled(times.parts("measured"))
+            anchor_ms = self.reconciliation.floor(anchor_ms, anchor_profiled_ms)
+            w = self.anchor_weight
+            unprofiled_ms = np.exp((1 - w) * np.log(unprofiled_ms) + w * np.log(anchor_ms))
+            measured_share = measured_share + w * (1 - measured_share)
+        low, high = self.intervals.get(mode, (0.0, 0.0))
+        return Priced(mode, profiled_ms, unprofiled_ms, measured_share, times.unseen_share(mode),
+                      unprofiled_ms * np.exp(low), unprofiled_ms * np.exp(high))
 
     def predict_parts(self, samples: list[TraceSample], window_model=None):
         """(profiled_ms, reconciled_ms, recorded ops) per sample, from ``window_model`` (this model's by
@@ -54,10 +117,10 @@ CALIBRATION_FOLDS = 2
 
 def fit_hardware_model(hardware: str, samples: list[TraceSample], window_model: WindowModel,
                        client=None, max_unexplained: float | None = MAX_UNEXPLAINED,
-                       calibration_folds: int | None = None) -> HardwareModel:
+                       calibration_folds: int | None = None, anchor_weight: float = ANCHOR_WEIGHT) -> HardwareModel:
     """Fits the window model, head/tail and reconciliation on the samples whose profiled run the
     reconciliation explains (all of them when ``max_unexplained`` is None), then with
-    ``calibration_folds`` a Calibration (:func:`fit_calibration`)."""
+    ``calibration_folds`` a Calibration and the prediction intervals (:func:`fit_calibration`)."""
     start = time.perf_counter()
     template = copy.deepcopy(window_model) if calibration_folds else None  # unfitted, for the inner folds
     unprofiled = np.array([s.config.step_ms for s in samples])
@@ -90,29 +153,46 @@ def fit_hardware_model(hardware: str, samples: list[TraceSample], window_model: 
                "unexplained_traces": [s.config.config_id for s, k in zip(samples, keep) if not k],
                # the machine's slowdowns the training times were divided by (Dataset.from_manifest)
                "slowdown_range": [float(min(slowdowns)), float(max(slowdowns))]}
-    model = HardwareModel(hardware, window_model, head_tail, reconciliation, vocabulary, summary)
+    model = HardwareModel(hardware, window_model, head_tail, reconciliation, vocabulary, summary,
+                          regimes=OpRegimes.fit(kept) if hasattr(window_model, "predict_each_op") else None,
+                          anchor_weight=anchor_weight)
     if calibration_folds:
-        model.calibration = fit_calibration(model, kept, template, calibration_folds, client)
+        model.calibration, model.intervals = fit_calibration(model, kept, template, calibration_folds, client)
     summary["calibration_folds"] = calibration_folds if model.calibration.coefficients != [0.0, 0.0] else None
     summary["train_seconds"] = round(time.perf_counter() - start, 2)
     return model
 
 
 def fit_calibration(model: HardwareModel, samples: list[TraceSample], template, folds: int,
-                    client=None) -> Calibration:
-    """A Calibration fitted on held-out predictions of ``samples``: their architectures (zoo models) in
-    ``folds`` groups, each group predicted by a copy of the unfitted ``template`` window model trained on
-    the others, with ``model``'s head/tail and reconciliation. With fewer than two architectures a group,
-    the identity (no correction)."""
+                    client=None) -> tuple[Calibration, dict[str, list[float]]]:
+    """A Calibration fitted on held-out predictions of ``samples``, and the prediction intervals of each
+    pricing mode from the same predictions: their architectures (zoo models) in ``folds`` groups, each
+    group predicted by a copy of the unfitted ``template`` window model trained on the others (what it
+    did not see judged by those others' op regimes), with ``model``'s head/tail and reconciliation. With
+    fewer than two architectures a group, the identity (no correction) and no intervals."""
     architectures = sorted({s.config.model for s in samples})
     if len(architectures) < 2 * folds:
-        return Calibration()
+        return Calibration(), {}
     order = np.random.default_rng(getattr(template, "seed", 0)).permutation(architectures)
     fold_of = {architecture: k % folds for k, architecture in enumerate(order)}
     fold = np.array([fold_of[s.config.model] for s in samples])
     predicted_ms, ops = np.zeros(len(samples)), np.zeros(len(samples))
+    held_out_times = []
     for k in range(folds):
         held_out = np.flatnonzero(fold == k)
-        inner = copy.deepcopy(template).fit([s for s, f in zip(samples, fold) if f != k], client=client)
-        _, predicted_ms[held_out], ops[held_out] = model.predict_parts([samples[i] for i in held_out], inner)
-    return Calibration.fit(predicted_ms, ops, [s.config.step_ms for s in samples])
+        training = [s for s, f in zip(samples, fold) if f != k]
+        inner = copy.deepcopy(template).fit(training, client=client)
+        tested = [samples[i] for i in held_out]
+        _, predicted_ms[held_out], ops[held_out] = model.predict_parts(tested, inner)
+        if hasattr(inner, "predict_each_op"):
+            held_out_times.append((held_out, model.op_times(tested, inner, OpRegimes.fit(training))))
+    measured_ms = np.array([s.config.step_ms for s in samples])
+    calibration = Calibration.fit(predicted_ms, ops, measured_ms)
+    intervals = {}
+    for mode in ("structure", "hybrid") if held_out_times else ():
+        predicted = np.zeros(len(samples))
+        for held_out, times in held_out_times:
+            predicted[held_out] = model.price([samples[i] for i in held_out], mode, times, calibration).unprofiled_ms
+        errors = np.log(measured_ms / predicted)
+        intervals[mode] = [float(q) for q in np.quantile(errors, INTERVAL_QUANTILES)]
+    return calibration, intervals

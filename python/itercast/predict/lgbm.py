@@ -6,7 +6,8 @@ import numpy as np
 
 from itercast.predict.forest import NativeBooster
 from itercast.predict.roofline import Roofline
-from itercast.predict.rows import LABELS, all_pairs, central_pair_per_op, one_pair_per_op, op_sums, rows_of
+from itercast.predict.rows import (LABELS, all_pairs, central_pair_per_op, one_pair_per_op, op_sums, per_op,
+                                  rows_of)
 
 # 150 rounds at 0.1 matched 300 at 0.08 in by-architecture error on the CPU collection, at half the time.
 DEFAULT_ROUNDS = 150
@@ -191,6 +192,12 @@ class WindowLGBM:
         rows = rows_of(samples, PREDICT_ROWS[self.predict_rows], labels=False)
         durations, gaps = op_sums(rows, np.stack([self._predict(label, rows.x) for label in LABELS]), len(samples))
         return durations, gaps
+
+    def predict_each_op(self, samples) -> list[np.ndarray]:
+        """Per sample: (ops, 2) ns, each op's predicted (duration, gap) in op order (the hybrid pricing
+        replaces some of them by the trace's own)."""
+        rows = rows_of(samples, PREDICT_ROWS[self.predict_rows], labels=False)
+        return per_op(rows, np.stack([self._predict(label, rows.x) for label in LABELS]), len(samples))
 
     def predict_ops(self, samples):
         """(rows, predicted): one row per op, from its most central window, with its measured labels, and

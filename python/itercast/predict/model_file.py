@@ -13,7 +13,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from itercast.errors import ItercastError
-from itercast.predict.hardware_model import HardwareModel
+from itercast.predict.hardware_model import ANCHOR_WEIGHT, HardwareModel
+from itercast.predict.hybrid import OpRegimes
 from itercast.predict.lgbm import WindowLGBM
 from itercast.predict.reconciliation import DEFAULT_MIN_SHARE, Calibration, HeadTail, Reconciliation
 from itercast.timeline import FEATURE_SCHEMA_VERSION
@@ -25,7 +26,9 @@ MODEL_FORMAT = "itercast-model"
 # 5: a Calibration of the un-profiled prediction (``calibration``)
 # 6: linear leaves read features within their training range (the window model's ``linear_bounds``)
 # 7: the un-profiled prediction is at least a share of the profiled one (``Reconciliation.min_share``)
-MODEL_VERSION = 7
+# 8: the hybrid pricing: each op name's training range (``regimes``), the weight of the trace's measured
+#    estimate (``anchor_weight``) and the prediction intervals per mode (``intervals``)
+MODEL_VERSION = 8
 
 
 def _one_scale_for_gaps(entry: dict) -> None:
@@ -53,9 +56,17 @@ def _default_floor(entry: dict) -> None:
     entry["reconciliation"]["min_share"] = DEFAULT_MIN_SHARE
 
 
+def _names_only(entry: dict) -> None:
+    """7 -> 8: every size of a seen op name counts as seen; no interval; the hybrid blend's default
+    weight (structure-only pricing, the only one such a file knew, is unchanged by it)."""
+    entry["regimes"] = None
+    entry["anchor_weight"] = ANCHOR_WEIGHT
+    entry["intervals"] = {}
+
+
 # version -> the step that brings a hardware entry of that version to the next
 UPGRADES = {2: _one_scale_for_gaps, 3: _priors_read_the_bytes_column, 4: _uncalibrated,
-            5: _unbounded_linear_leaves, 6: _default_floor}
+            5: _unbounded_linear_leaves, 6: _default_floor, 7: _names_only}
 READABLE_VERSIONS = (*UPGRADES, MODEL_VERSION)
 
 
@@ -70,14 +81,17 @@ def upgrade(entry: dict, version: int) -> dict:
 def entry_of(model: HardwareModel) -> dict:
     return {"window_model": model.window_model.to_dict(), "head_tail": asdict(model.head_tail),
             "reconciliation": asdict(model.reconciliation), "calibration": asdict(model.calibration),
-            "vocabulary": sorted(model.vocabulary), "summary": model.summary}
+            "vocabulary": sorted(model.vocabulary), "summary": model.summary,
+            "regimes": model.regimes.to_dict(), "anchor_weight": model.anchor_weight, "intervals": model.intervals}
 
 
 def hardware_model_of(key: str, entry: dict) -> HardwareModel:
     """The HardwareModel of a current-version entry."""
     return HardwareModel(key, WindowLGBM.from_dict(entry["window_model"]), HeadTail(**entry["head_tail"]),
                          Reconciliation(**entry["reconciliation"]), set(entry["vocabulary"]),
-                         entry.get("summary", {}), Calibration(**entry["calibration"]))
+                         entry.get("summary", {}), Calibration(**entry["calibration"]),
+                         OpRegimes.from_dict(entry["regimes"]) if entry["regimes"] is not None else None,
+                         float(entry["anchor_weight"]), {mode: list(q) for mode, q in entry["intervals"].items()})
 
 
 def write(path: str | os.PathLike, settings: dict, models: dict[str, HardwareModel]) -> None:

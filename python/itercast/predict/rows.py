@@ -172,3 +172,17 @@ def op_sums(rows: Rows, predicted: np.ndarray, samples: int) -> np.ndarray:
         sums = [np.bincount(owner, weights=np.bincount(inverse, weights=p) / counts, minlength=samples)
                 for p in stacked]
     return np.stack(sums) if np.ndim(predicted) == 2 else sums[0]
+
+
+def per_op(rows: Rows, predicted: np.ndarray, samples: int) -> list[np.ndarray]:
+    """Per sample: (ops, k) predictions of each op, averaged over its covering windows, in op order.
+
+    ``predicted``: (k, rows), k predictions of every row."""
+    stacked = np.atleast_2d(predicted)
+    key = rows.sample.astype(np.int64) << 32 | rows.op.astype(np.int64)
+    unique, inverse = np.unique(key, return_inverse=True)
+    counts = np.bincount(inverse)
+    means = np.stack([np.bincount(inverse, weights=p) / counts for p in stacked], axis=1)
+    owner = (unique >> 32).astype(np.int64)
+    bounds = np.searchsorted(owner, np.arange(samples + 1))
+    return [means[bounds[k]:bounds[k + 1]] for k in range(samples)]

@@ -46,6 +46,17 @@ class ModelKind:
     predictor_model: bool = False  # one of the Predictor's own: calibrated as the Predictor calibrates them
     reports_epochs: bool = False  # trains for a time budget and reports the epochs it got through
     reports_op_classes: bool = False  # predicts each op (predict_ops): its error per op class is reported
+    # a Predictor model priced another way than from structure alone (HardwareModel.price): "hybrid"
+    pricing: str = "structure"
+    anchor_weight: float | None = None  # the hybrid's weight on the trace's measured estimate; None: default
+    # predicts whole iterations from the trace (make gives an object with fit(samples) and predict_samples),
+    # no op model and no reconciliation
+    iteration_level: bool = False
+
+    @property
+    def fits_like(self) -> str | None:
+        """The model whose fitted HardwareModel this one prices anew (one fit serves both), if any."""
+        return "lightgbm" if self.pricing != "structure" else None
 
 
 def _lightgbm(settings, name: str = "lightgbm", **options) -> WindowModel:
@@ -102,6 +113,27 @@ WINDOW_MODELS: dict[str, ModelKind] = {
     "lightgbm-constant": ModelKind(_lightgbm_constant_leaves, "lightgbm", "variant", predictor_model=True,
                                   reports_op_classes=True),
 }
+
+
+def _trace_time(settings):
+    from itercast.predict.baselines import TraceTime
+
+    return TraceTime()
+
+
+def _hybrid(name: str, weight: float | None = None, role: str = "variant") -> ModelKind:
+    return ModelKind(lambda s: _lightgbm(s, name), "lightgbm", role, predictor_model=True, pricing="hybrid",
+                     anchor_weight=weight)
+
+
+WINDOW_MODELS.update({
+    # the trace's own profiled step times the training set's median un-profiled / profiled ratio
+    "trace-time": ModelKind(_trace_time, None, "model", iteration_level=True),
+    # lightgbm's model, the ops it has not seen priced from the trace, anchored on the trace's times
+    "hybrid": _hybrid("hybrid", role="model"),
+    # the same at other weights on the trace's all-measured estimate (0: the unseen ops measured only)
+    **{f"hybrid-w{percent}": _hybrid(f"hybrid-w{percent}", percent / 100) for percent in (0, 25, 50, 75, 100)},
+})
 
 
 def model_names(role: str) -> tuple[str, ...]:
