@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 
 from itercast.cli import main
+from itercast.sched import TunerSettings
 
 SIM_KEYS = {"jobs", "avg_jct_s", "p50_jct_s", "p95_jct_s", "p99_jct_s", "avg_queue_s", "p99_queue_s", "makespan_s",
             "utilization", "preemptions", "by_gpus", "policy", "gpus", "bad_rows"}
+WALL_CLOCK_KEYS = ("wall_s", "jobs_per_s", "events_per_s", "tuning_wall_s", "max_retune_wall_s")
 
 
 @pytest.fixture(scope="module")
@@ -44,9 +46,21 @@ def test_json_has_the_sim_keys_and_the_tuning_record(trace, capsys):
     timeline = summary["timeline"]
     assert timeline[0]["config"]["policy"] == "tiresias" and timeline[0]["config"]["queue_limits_gpu_s"] == [3600.0]
     assert len(timeline) == summary["switches"] + 1
-    again, _ = run_json(capsys, "--workload", str(trace), "--gpus", "16", "--gpus-per-node", "4",
-                        "--budget", "8", "--futures", "2", "--workers", "2")
-    assert again["timeline"] == timeline and again["avg_jct_s"] == summary["avg_jct_s"]
+
+
+def test_the_result_does_not_depend_on_the_worker_count(trace, capsys):
+    # 12 simulations of one future: 9 candidates a re-tune, more than one batch of the search; on 8 GPUs
+    # the jobs queue, so that the candidates found decide the switches.
+    argv = ["--workload", str(trace), "--gpus", "8", "--gpus-per-node", "4", "--budget", "12", "--futures", "1",
+            "--interval", "7200"]
+    assert TunerSettings(budget=12, futures=1).candidates > TunerSettings.search_batch
+    serial, _ = run_json(capsys, *argv, "--workers", "1")
+    pooled, _ = run_json(capsys, *argv, "--workers", "2")
+    assert serial["switches"] > 0
+    for summary in (serial, pooled):
+        for timing in WALL_CLOCK_KEYS:
+            summary.pop(timing)
+    assert json.dumps(pooled, sort_keys=True) == json.dumps(serial, sort_keys=True)
 
 
 def test_plot_and_table(trace, tmp_path, capsys):
@@ -65,6 +79,7 @@ def test_plot_and_table(trace, tmp_path, capsys):
     (["--review-budget", "3"], "review_budget must be 0"),
     (["--review", "0"], "review_s must be a positive"),
     (["--workers", "0"], "--workers must be at least 1"),
+    (["--search-batch", "0"], "search_batch must be at least 1"),
     (["--gpus", "10"], "multiple of --gpus-per-node"),
 ])
 def test_bad_settings_exit_with_a_message(trace, capsys, args, message):

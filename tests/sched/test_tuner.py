@@ -208,6 +208,7 @@ def test_invalid_search_ranges_are_clear_errors(changes, message):
     ({"horizon_s": float("nan")}, "horizon_s must be a positive"),
     ({"margin": 1.0}, "margin must be in"),
     ({"futures": 0}, "futures must be at least 1"),
+    ({"search_batch": 0}, "search_batch must be at least 1"),
     ({"review_budget": 5, "futures": 3}, "review_budget must be 0"),
     ({"review_s": -1.0}, "review_s must be a positive"),
 ])

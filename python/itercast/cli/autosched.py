@@ -7,6 +7,7 @@ import sys
 import time
 
 from itercast.cli.sim import MAX_BAD_ROWS_SHOWN, _report_bad_rows, _time_option
+from itercast.sched.tuner import TunerSettings
 from itercast.sim import FORMATS, Cluster, load_workload
 from itercast.sim.errors import SimConfigError
 
@@ -33,6 +34,10 @@ def register(subparsers):
                         help="seconds of future each what-if simulates (default 43200)")
     parser.add_argument("--budget", type=int, default=48, help="simulations per re-tune (default 48)")
     parser.add_argument("--futures", type=int, default=3, help="sampled futures per candidate (default 3)")
+    parser.add_argument("--search-batch", type=int, default=TunerSettings.search_batch,
+                        help="candidates the search proposes at once, before it hears their scores; at most "
+                             "this many simulate in parallel, and the result does not depend on --workers "
+                             f"(default {TunerSettings.search_batch})")
     parser.add_argument("--margin", type=float, default=0.05,
                         help="relative gain a candidate needs over the incumbent to be adopted (default 0.05)")
     parser.add_argument("--review", type=float, default=7 * 86400.0,
@@ -56,7 +61,8 @@ def run(args) -> int:
     from itercast.sched import AutoSched, SearchSpace, TunerSettings, make_evaluator, replay
 
     settings = TunerSettings(interval_s=args.interval, history_s=args.history, horizon_s=args.horizon,
-                             budget=args.budget, futures=args.futures, margin=args.margin, seed=args.seed,
+                             budget=args.budget, futures=args.futures, search_batch=args.search_batch,
+                             margin=args.margin, seed=args.seed,
                              review_s=args.review, review_budget=args.review_budget)
     if args.workers is not None and args.workers < 1:
         raise SimConfigError(f"--workers must be at least 1, got {args.workers}")

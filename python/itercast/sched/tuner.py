@@ -58,7 +58,11 @@ class TunerSettings:
     forecaster draws durations from (see ``WorkloadForecaster``);
     ``horizon_s`` how far ahead futures are sampled and simulated;
     ``budget`` simulations per re-tune (``futures`` per candidate, the
-    incumbent's included); ``margin`` the relative gain a switch needs;
+    incumbent's included); ``search_batch`` the candidates the search
+    proposes at once, before it hears their scores (at most this many are
+    simulated in parallel; a setting of its own so that the search, and so
+    the result, does not depend on how many workers score them);
+    ``margin`` the relative gain a switch needs;
     every ``review_interval_s`` the last ``review_s`` of jobs (after
     ``review_warmup_s`` that only loads the cluster) are replayed in
     ``futures`` draws of the unfinished jobs' durations, ``review_budget``
@@ -70,6 +74,7 @@ class TunerSettings:
     horizon_s: float = 12 * HOUR_S
     budget: int = 48
     futures: int = 3
+    search_batch: int = 4
     margin: float = 0.05
     seed: int = 0
     drain: bool = True
@@ -86,6 +91,8 @@ class TunerSettings:
                 raise SimConfigError(f"{name} must be a positive number of seconds, got {value!r}")
         if self.futures < 1:
             raise SimConfigError(f"futures must be at least 1, got {self.futures}")
+        if self.search_batch < 1:
+            raise SimConfigError(f"search_batch must be at least 1, got {self.search_batch}")
         if self.budget < 4 * self.futures:
             raise SimConfigError(f"budget ({self.budget}) must allow the incumbent, one candidate and their "
                                  f"validation: at least 4 x futures = {4 * self.futures} simulations")
@@ -307,7 +314,7 @@ class AutoSched:
         best, best_score = start, start_score
         done = 0
         while done < candidates:
-            trials = [study.ask() for _ in range(min(self.evaluator.workers, candidates - done))]
+            trials = [study.ask() for _ in range(min(self.settings.search_batch, candidates - done))]
             configs = [self.space.suggest(trial, base) for trial in trials]
             for trial, config, value in zip(trials, configs, score(configs)):
                 study.tell(trial, value if math.isfinite(value) else penalty)
