@@ -5,7 +5,7 @@ import pytest
 
 from itercast.errors import ItercastError
 from itercast.sched.jobs import (
-    OP_TIME_ORACLE, ORACLE, SIA_APPLICATIONS, SYNTHETIC_ACCURACIES, IterationTimes, configure, configure_sia, configure_trace,
+    DEADLINE_SLACK, OP_TIME_ORACLE, ORACLE, SIA_APPLICATIONS, SYNTHETIC_ACCURACIES, IterationTimes, configure, configure_sia, configure_trace,
     synthetic_name,
 )
 from itercast.sim import load_workload
@@ -84,6 +84,21 @@ def test_trace_jobs_keep_their_duration_and_get_estimates_scaled_by_the_predicte
     assert slack.min() >= 1.5 and slack.max() <= 3.0
     again = configure_trace(workload, times, seed=4)
     assert np.array_equal(again.config_index, k) and np.array_equal(again.workload.deadlines, jobs.workload.deadlines)
+
+
+def test_a_seeds_draws_are_not_the_next_seeds_draws_shifted(times, make_workload):
+    """The deadline slack of seed s and the synthetic error factors of seed s + 1 are each
+    uniform draws scaled to their range: from independent streams, the unit draws differ."""
+    workload = make_workload(np.arange(50.0), 1, np.linspace(100, 5000, 50))
+    for seed in range(3):
+        this, next_seed = configure_trace(workload, times, seed=seed), configure_trace(workload, times, seed=seed + 1)
+        low, high = DEADLINE_SLACK
+        deadline_units = ((this.workload.deadlines - workload.submit) / workload.duration - low) / (high - low)
+        accuracy = SYNTHETIC_ACCURACIES[0]
+        factor = next_seed.estimates[synthetic_name(accuracy)][:, 0] / workload.duration
+        estimate_units = (factor - accuracy) / (2 - 2 * accuracy)
+        assert not np.allclose(deadline_units, estimate_units)
+        assert not np.array_equal(this.config_index, next_seed.config_index)
 
 
 def test_sia_jobs_run_their_applications_closest_zoo_model(tmp_path, times):

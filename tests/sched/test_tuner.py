@@ -76,6 +76,24 @@ def test_a_tuner_is_deterministic_for_a_seed(make_workload):
     assert runs[0]["avg_jct_s"] == runs[1]["avg_jct_s"]
 
 
+def test_a_seeds_searches_and_futures_are_not_the_next_seeds(monkeypatch):
+    sampler_seeds = []
+
+    def recording_sampler(seed=None, **options):
+        sampler_seeds.append(seed)
+        return optuna.samplers.RandomSampler(seed=seed)
+
+    monkeypatch.setattr(optuna.samplers, "TPESampler", recording_sampler)
+    futures = []
+    for seed in (0, 1):
+        tuner = AutoSched(CLUSTER, dataclasses.replace(FAST, seed=seed), evaluator=SerialEvaluator())
+        for _ in range(3):
+            tuner._search(lambda configs: [1.0] * len(configs), DEFAULT_CONFIG, DEFAULT_CONFIG, 2.0, 2, [])
+        futures.append(tuner._rng.random(4))
+    assert len(set(sampler_seeds)) == 6
+    assert not np.allclose(futures[0], futures[1])
+
+
 def test_the_margin_keeps_the_incumbent(make_workload):
     jobs = two_kinds(make_workload, days=1.0)
     strict = dataclasses.replace(FAST, margin=0.999)

@@ -30,6 +30,7 @@ import numpy as np
 from itercast.collect.manifest import work_id
 from itercast.errors import ItercastError
 from itercast.predict.evaluate import PREDICTED_PREFIX, PREDICTION_COLUMNS
+from itercast.sched.streams import stream
 from itercast.sim.loaders import DEADLINE_COLUMN, ESTIMATE_COLUMN, load_workload
 from itercast.sim.workload import Workload
 
@@ -259,7 +260,7 @@ def _estimates(durations: np.ndarray, config_index: np.ndarray, tables, seed: in
     for name in tables[0].estimators:
         ratio = np.column_stack([(table.predicted_ms[name] / table.measured_ms)[config_index] for table in tables])
         estimates[name] = durations * ratio
-    rng = np.random.default_rng(seed)
+    rng = stream(seed, "estimates")
     for accuracy in SYNTHETIC_ACCURACIES:
         factor = rng.uniform(accuracy, 2 - accuracy, size=len(durations))
         estimates[synthetic_name(accuracy)] = durations * factor[:, None]
@@ -268,7 +269,7 @@ def _estimates(durations: np.ndarray, config_index: np.ndarray, tables, seed: in
 
 def _with_deadlines(workload: Workload, seed: int) -> Workload:
     """Keeps the workload's deadlines; gives the jobs without one submit + slack x duration."""
-    slack = np.random.default_rng(seed).uniform(*DEADLINE_SLACK, size=len(workload))
+    slack = stream(seed, "deadlines").uniform(*DEADLINE_SLACK, size=len(workload))
     drawn = workload.submit + slack * workload.duration
     given = workload.deadlines
     return replace(workload, deadlines=drawn if given is None else np.where(np.isnan(given), drawn, given))
@@ -279,8 +280,8 @@ def _configured(workload: Workload, config_index, iterations, durations: np.ndar
     """``durations``: jobs x types, measured."""
     workload = replace(workload, durations=durations, gpu_types=tuple(table.hardware[0] for table in tables)
                        if len(tables) > 1 else workload.gpu_types)
-    return ConfiguredJobs(_with_deadlines(workload, seed + 2), config_index, iterations,
-                          _estimates(durations, config_index, tables, seed + 1), tuple(tables))
+    return ConfiguredJobs(_with_deadlines(workload, seed), config_index, iterations,
+                          _estimates(durations, config_index, tables, seed), tuple(tables))
 
 
 def configure_trace(workload: Workload, times: IterationTimes, seed: int = 0, hardware=None) -> ConfiguredJobs:
@@ -289,8 +290,7 @@ def configure_trace(workload: Workload, times: IterationTimes, seed: int = 0, ha
     iteration time. With several ``hardware`` targets, the configurations measured on all of them,
     each target a GPU type."""
     tables = times.aligned(hardware)
-    rng = np.random.default_rng(seed)
-    config_index = rng.integers(0, len(tables[0]), size=len(workload))
+    config_index = stream(seed, "configurations").integers(0, len(tables[0]), size=len(workload))
     measured_s = np.column_stack([table.measured_ms[config_index] / 1000 for table in tables])
     iterations = workload.duration / measured_s[:, 0]
     durations = workload.duration[:, None] * (measured_s / measured_s[:, :1])  # the first type's exactly
@@ -343,7 +343,7 @@ def _sia_model_choice(times: IterationTimes, choice: str, seed: int):
         return lambda application: application.model
     if choice != "family":
         raise ItercastError(f"unknown Sia model choice {choice!r} (known: {', '.join(SIA_MODEL_CHOICES)})")
-    rng = np.random.default_rng(seed)
+    rng = stream(seed, "sia models")
 
     def draw(application: SiaApplication) -> str:
         models = sorted(set(times.model[times.family == application.family]))
@@ -362,7 +362,7 @@ def configure_sia(path, times: IterationTimes, seed: int = 0, hardware=None,
     its iteration time scaled linearly to that batch, and ``epochs x samples / batch_size`` iterations."""
     rows = read_sia(path)
     tables = times.aligned(hardware)
-    model_for = _sia_model_choice(tables[0], models, seed + 3)
+    model_for = _sia_model_choice(tables[0], models, seed)
     config_index = np.empty(len(rows), dtype=np.int64)
     per_iteration_s = np.empty((len(rows), len(tables)))
     iterations = np.empty(len(rows))

@@ -37,6 +37,7 @@ from itercast.sched.evaluators import ProcessEvaluator
 from itercast.sched.forecast import WorkloadForecaster
 from itercast.sched.review import past_whatif
 from itercast.sched.space import MAX_QUEUES, SearchSpace
+from itercast.sched.streams import stream, stream_seed
 from itercast.sched.whatif import WhatIf, sampled_whatif, true_whatif
 from itercast.sim.cluster import Cluster
 from itercast.sim.config import SimConfig
@@ -172,7 +173,7 @@ class AutoSched:
         self.evaluator = self.evaluator or ProcessEvaluator()
         self.forecaster = WorkloadForecaster(self.settings.history_s,
                                              duration_history_s=self.settings.duration_history_s)
-        self._rng = np.random.default_rng(self.settings.seed)
+        self._rng = stream(self.settings.seed, "futures")
         self._searches = 0
         self._last_best: Optional[SimConfig] = None
         self.home: Optional[SimConfig] = None
@@ -304,7 +305,8 @@ class AutoSched:
             raise ItercastError("AutoSched searches with Optuna: pip install 'itercast[sched]'") from None
 
         optuna.logging.set_verbosity(logging.WARNING)
-        sampler = optuna.samplers.TPESampler(seed=self.settings.seed + self._searches, constant_liar=True,
+        sampler = optuna.samplers.TPESampler(seed=stream_seed(self.settings.seed, "search", self._searches),
+                                             constant_liar=True,
                                              n_startup_trials=max(3, candidates // 3))
         self._searches += 1
         study = optuna.create_study(sampler=sampler)
