@@ -80,10 +80,12 @@ def split_collection(tmp_path):
 
 def test_test_on_trains_on_one_collection_and_tests_on_another(tmp_path, capsys):
     train, test = split_collection(tmp_path)
-    predictions = tmp_path / "predictions.csv"
+    predictions, document = tmp_path / "predictions.csv", tmp_path / "result.json"
     assert main(["evaluate", str(train), "--test-on", str(test), "--models", "lightgbm,hybrid,trace-time",
-                 *QUICK, "--predictions-csv", str(predictions), "--json"]) == 0
-    result = json.loads(capsys.readouterr().out)
+                 *QUICK, "--predictions-csv", str(predictions), "--json-out", str(document)]) == 0
+    printed = capsys.readouterr().out
+    assert "trained on one collection, tested on another" in printed and "80% prediction interval" in printed
+    result = json.loads(document.read_text())
     assert result["split"] == "test-on" and result["test_sizes"] == [4]
     with open(predictions) as handle:
         tested = list(csv.DictReader(handle))

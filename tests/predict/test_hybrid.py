@@ -177,3 +177,21 @@ def test_a_version_7_file_counts_every_size_of_a_seen_name_as_seen(tiny_collecti
     assert all(bounds == [-np.inf, np.inf, -np.inf, np.inf] for bounds in model.regimes.ranges.values())
     prediction = Predictor.load(path).predict(dataset.configs[0].trace_path, mode="hybrid")
     assert prediction.interval_ms is None and prediction.measured_time_fraction == pytest.approx(model.anchor_weight)
+
+
+def test_the_anchor_weight_is_the_blend_with_the_least_held_out_error():
+    from itercast.predict.hardware_model import fit_anchor_weight
+
+    step = np.array([10.0, 20.0, 40.0])
+    assert fit_anchor_weight(step * 1.5, step, step) == 1.0  # the trace's times exact: trust them
+    assert fit_anchor_weight(step, step * 0.5, step) == 0.0  # the structure exact
+    # over- and under-predicting by the same factor: the geometric middle is exact
+    assert fit_anchor_weight(step * 2.0, step / 2.0, step) == pytest.approx(0.5)
+
+
+def test_a_predictor_fits_its_anchor_weight_unless_given_one(dataset):
+    fitted = Predictor(rounds=10, params={"min_data_in_leaf": 2}).fit(dataset)
+    fixed = Predictor(rounds=10, params={"min_data_in_leaf": 2}, anchor_weight=0.3).fit(dataset)
+    fitted_model, fixed_model = (next(iter(p.models.values())) for p in (fitted, fixed))
+    assert fixed_model.anchor_weight == 0.3
+    assert 0.0 <= fitted_model.anchor_weight <= 1.0 and fitted_model.summary["anchor_weight"] == fitted_model.anchor_weight

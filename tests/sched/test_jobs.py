@@ -104,7 +104,8 @@ def test_a_seeds_draws_are_not_the_next_seeds_draws_shifted(times, make_workload
 def test_sia_jobs_run_their_applications_closest_zoo_model(tmp_path, times):
     path = write_sia(tmp_path / "sia.csv", [(0, "cifar10", 4, 128), (10, "imagenet", 8, 256), (20, "cifar10", 1, 8)])
     jobs = configure_sia(path, times)
-    assert list(times.config_id[jobs.config_index]) == ["resnet18-b32", "resnet50-b32", "resnet18-b8"]
+    chosen = [(times.model[k], times.batch_size[k]) for k in jobs.config_index]
+    assert chosen == [("resnet18", 32), ("resnet50", 32), ("resnet18", 8)]
     assert jobs.workload.gpus.tolist() == [4, 8, 1] and jobs.workload.submit.tolist() == [0, 10, 20]
     cifar = SIA_APPLICATIONS["cifar10"]
     assert jobs.iterations[0] == pytest.approx(cifar.epochs * cifar.samples / 128)
@@ -167,6 +168,29 @@ def test_the_written_workload_is_read_back_with_estimates_and_deadlines(tmp_path
     assert list(back.virtual_cluster) == ["cifar10", "bert", "deepspeech2"]
 
 
+def test_targets_are_aligned_row_by_row_on_the_work_both_measured(tmp_path):
+    cpu, slow = two_targets(tmp_path).aligned(["cpu", "slow"])
+    work = [(model, batch) for model, batch, *_ in CONFIGS if model != "resnet50"]
+    for table in (cpu, slow):
+        assert sorted(zip(table.model, table.batch_size)) == sorted(work)
+    assert list(zip(cpu.model, cpu.batch_size)) == list(zip(slow.model, slow.batch_size))
+    assert set(cpu.hardware) == {"cpu"} and set(slow.hardware) == {"slow"}
+    assert np.allclose(slow.measured_ms, 3 * cpu.measured_ms)
+    assert np.allclose(slow.predicted_ms["lightgbm"], 3 * cpu.predicted_ms["lightgbm"])
+
+
+def test_two_configurations_of_one_work_on_a_target_cannot_be_aligned(tmp_path):
+    write_predictions(tmp_path / "a.csv")
+    lines = (tmp_path / "a.csv").read_text().splitlines()
+    lines.append(lines[1].replace("-cpu-t1,", "-cpu-t4,"))  # resnet18 batch 8 again, with 4 threads
+    (tmp_path / "b.csv").write_text("\n".join(lines) + "\n")
+    times = IterationTimes.read(tmp_path / "b.csv")
+    assert len(times.aligned(None)[0]) == len(CONFIGS) + 1  # one target: nothing to match
+    with pytest.raises(ItercastError, match=r"resnet18-b8-s32-float32-cpu-t1 and resnet18-b8-s32-float32-cpu-t4 "
+                                            r"on cpu are the same work \(resnet18-b8-s32-float32\)"):
+        times.aligned(["cpu"])
+
+
 def test_several_targets_become_gpu_types_with_per_type_durations_and_estimates(tmp_path, make_workload):
     times = two_targets(tmp_path)
     workload = make_workload(np.arange(100.0), 1, np.linspace(100, 5000, 100))
@@ -190,9 +214,10 @@ def test_predictions_files_of_two_targets_combine_into_the_same_tables_as_one_fi
                               + [line.rsplit(",", 1)[0] for line in lines[1:] if ",slow," in line]) + "\n")
     combined = IterationTimes.combine([IterationTimes.read(fast), IterationTimes.read(slow)])
     assert combined.estimators == ("lightgbm",)  # the estimators both files have
-    for mine, theirs in zip(combined.aligned(["cpu", "slow"]), one_file.aligned(["cpu", "slow"])):
-        assert list(mine.config_id) == list(theirs.config_id)
-        assert np.allclose(mine.predicted_ms["lightgbm"], theirs.predicted_ms["lightgbm"])
+    cpu, slow = combined.aligned(["cpu", "slow"])
+    assert len(cpu) == len(one_file.aligned(["cpu", "slow"])[0]) == len(CONFIGS) - 1  # all but resnet50
+    assert list(zip(cpu.model, cpu.batch_size)) == list(zip(slow.model, slow.batch_size))
+    assert np.allclose(slow.predicted_ms["lightgbm"], 3 * cpu.predicted_ms["lightgbm"])
     with pytest.raises(ItercastError, match="in more than one of"):
         IterationTimes.combine([IterationTimes.read(fast), IterationTimes.read(fast)])
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import asdict, replace
+from pathlib import Path
 
 import numpy as np
 
@@ -65,6 +66,8 @@ def register(subparsers) -> None:
                              "between the two) and scores every model on the configurations both have: how far "
                              "the labels themselves repeat")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    parser.add_argument("--json-out", default=None, metavar="FILE",
+                        help="also write that JSON object to FILE (the tables are still printed)")
     parser.set_defaults(run=run)
 
 
@@ -107,12 +110,16 @@ def run(args) -> int:
         result.write_family_csv(args.families_csv)
     if args.predictions_csv:
         result.write_predictions_csv(args.predictions_csv, dataset.configs)
-    if args.json:
+    if args.json or args.json_out:
         also = {"also_on": {"dataset": args.also_on, **subset.to_dict()}} if subset else {}
         speed = {"machine_speed": {"exponent": dataset.machine_speed.exponent, "pairs": dataset.machine_speed.pairs,
                                    "median_reference_ms": dataset.machine_speed.medians}} if dataset.machine_speed else {}
-        print(json.dumps({**result.to_dict(), "settings": asdict(settings), **speed, **also}))
-        return 0
+        document = json.dumps({**result.to_dict(), "settings": asdict(settings), **speed, **also})
+        if args.json_out:
+            Path(args.json_out).write_text(document + "\n")
+        if args.json:
+            print(document)
+            return 0
     passes = sorted({config.label_passes for config in dataset.configs})
     if passes != [1]:
         spread = sum(config.label_spread for config in dataset.configs) / len(dataset.configs)

@@ -14,9 +14,12 @@ from itercast.predict.reconciliation import (MAX_UNEXPLAINED, Calibration, HeadT
                                              explained_by_reconciliation)
 from itercast.predict.window_model import WindowModel
 
-# The hybrid pricing's weight on the trace's all-measured estimate (geometric blend): measured
-# (docs/predictor.md, "Hybrid pricing").
+# The hybrid pricing's weight on the trace's all-measured estimate (geometric blend) where it cannot be
+# fitted on held-out predictions (no calibration folds, or a model file from before it was kept): the
+# weight fitted on the CPU zoo (docs/predictor.md, "Hybrid pricing").
 ANCHOR_WEIGHT = 0.5
+# The weights fit_anchor_weight chooses from.
+ANCHOR_WEIGHTS = np.linspace(0.0, 1.0, 21)
 # The prediction interval: these quantiles of held-out log errors (an 80% interval).
 INTERVAL_QUANTILES = (0.1, 0.9)
 
@@ -117,10 +120,11 @@ CALIBRATION_FOLDS = 2
 
 def fit_hardware_model(hardware: str, samples: list[TraceSample], window_model: WindowModel,
                        client=None, max_unexplained: float | None = MAX_UNEXPLAINED,
-                       calibration_folds: int | None = None, anchor_weight: float = ANCHOR_WEIGHT) -> HardwareModel:
+                       calibration_folds: int | None = None, anchor_weight: float | None = None) -> HardwareModel:
     """Fits the window model, head/tail and reconciliation on the samples whose profiled run the
     reconciliation explains (all of them when ``max_unexplained`` is None), then with
-    ``calibration_folds`` a Calibration and the prediction intervals (:func:`fit_calibration`)."""
+    ``calibration_folds`` a Calibration, the hybrid's anchor weight (``anchor_weight`` None: fitted,
+    else that weight) and the prediction intervals (:func:`fit_calibration`)."""
     start = time.perf_counter()
     template = copy.deepcopy(window_model) if calibration_folds else None  # unfitted, for the inner folds
     unprofiled = np.array([s.config.step_ms for s in samples])
@@ -155,24 +159,29 @@ def fit_hardware_model(hardware: str, samples: list[TraceSample], window_model: 
                "slowdown_range": [float(min(slowdowns)), float(max(slowdowns))]}
     model = HardwareModel(hardware, window_model, head_tail, reconciliation, vocabulary, summary,
                           regimes=OpRegimes.fit(kept) if hasattr(window_model, "predict_each_op") else None,
-                          anchor_weight=anchor_weight)
+                          anchor_weight=ANCHOR_WEIGHT if anchor_weight is None else anchor_weight)
     if calibration_folds:
-        model.calibration, model.intervals = fit_calibration(model, kept, template, calibration_folds, client)
+        model.calibration, model.intervals, model.anchor_weight = fit_calibration(
+            model, kept, template, calibration_folds, client, anchor_weight)
+    summary["anchor_weight"] = model.anchor_weight
     summary["calibration_folds"] = calibration_folds if model.calibration.coefficients != [0.0, 0.0] else None
     summary["train_seconds"] = round(time.perf_counter() - start, 2)
     return model
 
 
 def fit_calibration(model: HardwareModel, samples: list[TraceSample], template, folds: int,
-                    client=None) -> tuple[Calibration, dict[str, list[float]]]:
-    """A Calibration fitted on held-out predictions of ``samples``, and the prediction intervals of each
-    pricing mode from the same predictions: their architectures (zoo models) in ``folds`` groups, each
-    group predicted by a copy of the unfitted ``template`` window model trained on the others (what it
-    did not see judged by those others' op regimes), with ``model``'s head/tail and reconciliation. With
-    fewer than two architectures a group, the identity (no correction) and no intervals."""
+                    client=None, anchor_weight: float | None = None
+                    ) -> tuple[Calibration, dict[str, list[float]], float]:
+    """(calibration, prediction intervals per pricing mode, the hybrid's anchor weight) fitted on held-out
+    predictions of ``samples``: their architectures (zoo models) in ``folds`` groups, each group predicted
+    by a copy of the unfitted ``template`` window model trained on the others (what it did not see judged
+    by those others' op regimes), with ``model``'s head/tail and reconciliation. ``anchor_weight``: None
+    fits it (:func:`fit_anchor_weight`), else it is kept. With fewer than two architectures a group, the
+    identity calibration, no intervals and ``model``'s weight."""
+    kept_weight = model.anchor_weight if anchor_weight is None else anchor_weight
     architectures = sorted({s.config.model for s in samples})
     if len(architectures) < 2 * folds:
-        return Calibration(), {}
+        return Calibration(), {}, kept_weight
     order = np.random.default_rng(getattr(template, "seed", 0)).permutation(architectures)
     fold_of = {architecture: k % folds for k, architecture in enumerate(order)}
     fold = np.array([fold_of[s.config.model] for s in samples])
@@ -188,11 +197,32 @@ def fit_calibration(model: HardwareModel, samples: list[TraceSample], template, 
             held_out_times.append((held_out, model.op_times(tested, inner, OpRegimes.fit(training))))
     measured_ms = np.array([s.config.step_ms for s in samples])
     calibration = Calibration.fit(predicted_ms, ops, measured_ms)
-    intervals = {}
-    for mode in ("structure", "hybrid") if held_out_times else ():
+    if not held_out_times:
+        return calibration, {}, kept_weight
+
+    def held_out_predictions(priced_model: HardwareModel, mode: str) -> np.ndarray:
         predicted = np.zeros(len(samples))
         for held_out, times in held_out_times:
-            predicted[held_out] = model.price([samples[i] for i in held_out], mode, times, calibration).unprofiled_ms
-        errors = np.log(measured_ms / predicted)
-        intervals[mode] = [float(q) for q in np.quantile(errors, INTERVAL_QUANTILES)]
-    return calibration, intervals
+            tested = [samples[i] for i in held_out]
+            predicted[held_out] = priced_model.price(tested, mode, times, calibration).unprofiled_ms
+        return predicted
+
+    if anchor_weight is None:
+        unanchored = held_out_predictions(replace(model, anchor_weight=0.0), "hybrid")
+        measured_only = held_out_predictions(replace(model, anchor_weight=1.0), "hybrid")
+        anchor_weight = fit_anchor_weight(unanchored, measured_only, measured_ms)
+    weighted = replace(model, anchor_weight=anchor_weight)
+    intervals = {mode: [float(q) for q in np.quantile(np.log(measured_ms / held_out_predictions(weighted, mode)),
+                                                      INTERVAL_QUANTILES)]
+                 for mode in ("structure", "hybrid")}
+    return calibration, intervals, float(anchor_weight)
+
+
+def fit_anchor_weight(unanchored_ms, measured_only_ms, step_ms) -> float:
+    """The weight w of ANCHOR_WEIGHTS whose geometric blend unanchored^(1-w) * measured_only^w has the least
+    mean relative error against ``step_ms``: how far the trace's own measured times are to be trusted
+    over the structural model, learnt from predictions of architectures the model did not train on."""
+    log_unanchored, log_measured = np.log(unanchored_ms), np.log(measured_only_ms)
+    errors = [np.mean(np.abs(np.exp((1 - w) * log_unanchored + w * log_measured) / step_ms - 1))
+              for w in ANCHOR_WEIGHTS]
+    return float(ANCHOR_WEIGHTS[int(np.argmin(errors))])

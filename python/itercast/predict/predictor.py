@@ -19,7 +19,7 @@ from itercast.errors import ItercastError
 from itercast.features import DEFAULT_STRIDE, DEFAULT_WIDTH, Windows, timeline_and_windows
 from itercast.predict import model_file
 from itercast.predict.dataset import Dataset, TraceSample, featurise
-from itercast.predict.hardware_model import ANCHOR_WEIGHT, CALIBRATION_FOLDS, HardwareModel, fit_hardware_model
+from itercast.predict.hardware_model import CALIBRATION_FOLDS, HardwareModel, fit_hardware_model
 from itercast.predict.hybrid import MODES
 from itercast.predict.lgbm import DEFAULT_ROUNDS, WindowLGBM, default_label_params
 from itercast.predict.reconciliation import MAX_UNEXPLAINED
@@ -115,7 +115,7 @@ class Predictor:
                  rounds: int = DEFAULT_ROUNDS, params: dict | None = None, seed: int = 0, predict_rows: str = "central",
                  label_params: dict[str, dict] | None = None, max_unexplained: float | None = MAX_UNEXPLAINED,
                  linear_leaves: bool = True, calibration_folds: int | None = CALIBRATION_FOLDS,
-                 anchor_weight: float = ANCHOR_WEIGHT):
+                 anchor_weight: float | None = None):
         self.width, self.stride = width, stride
         self.objective, self.rounds, self.params, self.seed = objective, rounds, params, seed
         # "central": each op from its most central window (default); "all": every covering window, averaged (ETS).
@@ -127,7 +127,8 @@ class Predictor:
         self.max_unexplained = max_unexplained
         # inner folds of held-out predictions the calibration learns from; None: no calibration
         self.calibration_folds = calibration_folds
-        # the hybrid pricing's weight on the trace's all-measured estimate (hardware_model.ANCHOR_WEIGHT)
+        # the hybrid pricing's weight on the trace's all-measured estimate; None: fitted on the calibration's
+        # held-out predictions (hardware_model.fit_anchor_weight)
         self.anchor_weight = anchor_weight
         self.models: dict[str, HardwareModel] = {}
 

@@ -145,12 +145,25 @@ class IterationTimes:
                 raise ItercastError(f"{self.source}: several hardware targets ({', '.join(targets)}); name them")
             return [self]
         tables = [self.on(target) for target in hardware]
-        common = set.intersection(*({work_id(c) for c in table.config_id} for table in tables))
+        rows = [table._rows_by_work() for table in tables]
+        common = set.intersection(*(set(where) for where in rows))
         if not common:
             raise ItercastError(f"{self.source}: no configuration measured on every one of {', '.join(hardware)}")
         order = sorted(common)
-        rows = [{work_id(config): row for row, config in enumerate(table.config_id)} for table in tables]
         return [table.take([where[work] for work in order]) for table, where in zip(tables, rows)]
+
+    def _rows_by_work(self) -> dict:
+        """Work id -> row; two configurations of one hardware target doing the same work cannot be
+        matched across targets, and are an error."""
+        rows = {}
+        for row, config in enumerate(self.config_id):
+            work = work_id(config)
+            if work in rows:
+                raise ItercastError(f"{self.source}: configurations {self.config_id[rows[work]]} and {config} on "
+                                    f"{self.hardware[row]} are the same work ({work}); the targets cannot be "
+                                    "matched row by row")
+            rows[work] = row
+        return rows
 
     @classmethod
     def combine(cls, tables: list["IterationTimes"]) -> "IterationTimes":
