@@ -15,7 +15,7 @@ from itercast.sched import whatif as whatif_module
 from itercast.sched.space import geometric_limits
 from itercast.sched.review import past_whatif
 from itercast.sched.tuner import Retune
-from itercast.sched.whatif import WhatIf, resampled_live, score_future
+from itercast.sched.whatif import WhatIf, resampled_live, score_future, true_whatif
 from itercast.sim import Cluster, JobSpec, SimConfig, SimConfigError, Simulation, Workload, simulate
 
 DAY = 86400.0
@@ -105,13 +105,18 @@ def test_the_margin_keeps_the_incumbent(make_workload):
 
 def test_the_clairvoyant_tuner_sees_the_real_future(make_workload):
     jobs = two_kinds(make_workload, days=1.0)
-    simulation = Simulation(dataclasses.replace(jobs, estimates=jobs.duration), CLUSTER,
-                            dataclasses.replace(DEFAULT_CONFIG, estimate="supplied"))
+    fifo = SimConfig(policy="fifo", estimate="supplied")
+    simulation = Simulation(dataclasses.replace(jobs, estimates=jobs.duration), CLUSTER, fifo)
     simulation.run(until=jobs.submit.min() + 6 * 3600)
     tuner = AutoSched(CLUSTER, FAST, evaluator=SerialEvaluator(), clairvoyant=True)
-    decision = tuner.retune(simulation, History(jobs, simulation.result().finish))
+    history = History(jobs, simulation.result().finish)
+    decision = tuner.retune(simulation, history)
     assert decision.simulations == 1 + FAST.candidates  # one future per candidate, no validation
-    assert decision.best_score <= decision.incumbent_score
+    truth = true_whatif(simulation.snapshot(), jobs, CLUSTER, simulation.now, FAST.horizon_s, history.estimate,
+                        FAST.drain)
+    assert decision.incumbent_score == truth.score(fifo)
+    assert decision.switched and decision.best_score == truth.score(decision.chosen)
+    assert decision.best_score < (1 - FAST.margin) * decision.incumbent_score
 
 
 def test_what_ifs_score_time_in_the_system_until_the_look_ahead():
@@ -172,12 +177,20 @@ def test_dask_scores_like_this_process(make_workload):
 
 
 def test_the_prototype_tunes_tiresias_queues_from_finished_jobs(make_workload):
+    # A first limit no job reaches makes Tiresias FIFO, and the long jobs block the short ones.
     jobs = two_kinds(make_workload, days=1.0)
-    simulation = Simulation(jobs, CLUSTER, SimConfig(policy="tiresias", queues=2, queue_limits_gpu_s=(3600,)))
+    incumbent = SimConfig(policy="tiresias", queues=2, queue_limits_gpu_s=(1e6,))
+    simulation = Simulation(jobs, CLUSTER, incumbent)
     simulation.run(until=jobs.submit.min() + 12 * 3600)
     decision = PrototypeTuner(CLUSTER).retune(simulation, History(jobs, simulation.result().finish))
-    assert decision.simulations >= 2
-    assert decision.chosen.policy == "tiresias"
+    assert decision.simulations == 1 + 8  # the incumbent and 2..9 queues
+    assert decision.switched and decision.best_score < 0.8 * decision.incumbent_score
+    # On this day three queues replay best (two: 1,392 s, three or more: 1,386 s, the fewest queues kept),
+    # their limits at the 1/3 and 2/3 percentiles of the finished jobs' GPU-seconds.
+    assert decision.chosen.queues == 3
+    finished = simulation.result().finish <= simulation.now
+    gpu_seconds = jobs.gpus[finished] * jobs.duration[finished]
+    assert decision.chosen.queue_limits_gpu_s == pytest.approx(np.percentile(gpu_seconds, [100 / 3, 200 / 3]))
     empty = History(jobs, np.full(len(jobs), np.nan))
     assert "no job finished" in PrototypeTuner(CLUSTER).retune(simulation, empty).note
 

@@ -26,11 +26,18 @@ def test_every_field_can_be_set_from_a_string():
         assert getattr(defaults.with_settings([f"{field.name}={text}"]), field.name) == value
 
 
-@pytest.mark.parametrize("changes", [
-    {"policy": "lottery"}, {"placement": "random"}, {"estimate": "psychic"}, {"restart_overhead_s": -1},
-    {"lease_s": -1}, {"queues": 0}, {"queues": 5}, {"queue_limits_gpu_s": (7200, 3600)},
-    {"starvation_factor": -1}, {"estimate_error": 1.0},
+@pytest.mark.parametrize("changes, message", [
+    ({"policy": "lottery"}, "policy must be one of .*, not 'lottery'"),
+    ({"placement": "random"}, "placement must be one of .*, not 'random'"),
+    ({"estimate": "psychic"}, "estimate must be one of .*, not 'psychic'"),
+    ({"restart_overhead_s": -1}, "restart_overhead_s must be >= 0"),
+    ({"lease_s": -1}, "lease_s must be >= 0"),
+    ({"queues": 0}, "queues must be >= 1"),
+    ({"queues": 5}, "5 queues need 4 queue_limits_gpu_s, got 3"),
+    ({"queue_limits_gpu_s": (7200, 3600)}, "queue_limits_gpu_s must be positive and strictly increasing"),
+    ({"starvation_factor": -1}, "starvation_factor must be >= 0"),
+    ({"estimate_error": 1.0}, r"estimate_error must be in \[0, 1\)"),
 ])
-def test_invalid_values_are_rejected(changes):
-    with pytest.raises(SimConfigError):
+def test_invalid_values_are_rejected(changes, message):
+    with pytest.raises(SimConfigError, match=message):
         SimConfig(**changes)

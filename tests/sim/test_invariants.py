@@ -55,7 +55,7 @@ def check_invariants(result):
     deltas = np.concatenate([count, -count])
     nodes = np.concatenate([node, node])
     occupancy = np.cumsum(deltas[np.lexsort((deltas, times, nodes))])
-    assert occupancy.min() >= 0 and occupancy.max() <= pool.gpus_per_node
+    assert occupancy.min() >= 0 and occupancy.max() <= pool.gpus_per_node, "a node holds more GPUs than it has"
 
     # Work is conserved: every job holds GPUs for its duration plus at most one
     # restart overhead per preemption (exactly its duration if never preempted),
@@ -107,5 +107,5 @@ def test_the_checker_catches_an_over_allocated_node(make_jobs, run_sim):
     result, _ = run_sim(make_jobs(("A", 0, 1, 10), ("B", 0, 1, 10)), 1, 1, policy="fifo")
     check_invariants(result)
     result.segments["start"][1] = 5.0
-    with pytest.raises(AssertionError):
+    with pytest.raises(AssertionError, match="a node holds more GPUs than it has"):
         check_invariants(result)
