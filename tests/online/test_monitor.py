@@ -216,3 +216,16 @@ def test_the_default_monitor_measures_without_profiling_early(model_path):
     monitor = Monitor(model_path, total_steps=8)
     train(monitor, 8)  # the first cycle starts at step 10
     assert monitor.history == [] and monitor.measured_s > 0 and monitor.steps == 8
+
+
+def test_the_monitor_says_its_traces_ran_on_this_cpu_as_a_collection_here_keys_it(model_path):
+    import torch
+
+    from itercast.collect.hardware import describe
+    from itercast.online.monitor import this_cpu_key
+    from itercast.predict.dataset import hardware_key
+
+    row = {**describe("cpu"), "device": "cpu", "threads": torch.get_num_threads()}
+    assert this_cpu_key() == hardware_key(row)
+    monitor = Monitor(model_path, hardware="test-cpu-a")
+    assert [(t.hardware, t.trace_hardware) for t in monitor.targets] == [("cpu:test-cpu-a:1t", hardware_key(row))]

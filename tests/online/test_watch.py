@@ -107,6 +107,20 @@ def test_watch_cli_once_prints_one_line_per_iteration(tmp_path, model_path, trac
         ("b.pt.trace.json.gz", "ProfilerStep#1"), ("b.pt.trace.json.gz", "ProfilerStep#2")]
     assert set(lines[0]["predicted_ms"]) == {"cpu:test-cpu-a:1t", "cpu:test-cpu-b:1t"}
     assert "c.pt.trace.json: still being written" in err
+    assert lines[0]["mode"] == {"cpu:test-cpu-a:1t": "structure", "cpu:test-cpu-b:1t": "structure"}
     assert main(["watch", str(tmp_path), "--model", str(model_path), "--hardware", "test-cpu-a", "--once"]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first.startswith("a.pt.trace.json  ProfilerStep#1  predicted cpu:test-cpu-a:1t ") and "measured" in first
+    assert "(structure)" in first  # a CPU trace names no CPU
+
+
+def test_watch_cli_prices_traces_from_the_named_hardware_by_the_hybrid(tmp_path, model_path, trace_file, capsys):
+    (tmp_path / "a.pt.trace.json").write_bytes(trace_file.read_bytes())
+    assert main(["watch", str(tmp_path), "--model", str(model_path), "--once", "--json",
+                 "--trace-hardware", "cpu:test-cpu-a:1t"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert lines[0]["mode"] == {"cpu:test-cpu-a:1t": "hybrid", "cpu:test-cpu-b:1t": "structure"}
+    assert main(["watch", str(tmp_path), "--model", str(model_path), "--once", "--json", "--mode", "structure",
+                 "--trace-hardware", "cpu:test-cpu-a:1t"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert lines[0]["mode"] == {"cpu:test-cpu-a:1t": "structure", "cpu:test-cpu-b:1t": "structure"}

@@ -3,6 +3,8 @@
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import sched_prediction_all as bench  # noqa: E402
 
@@ -41,3 +43,27 @@ def test_the_sia_family_draws_count_the_draws_where_the_predictor_beat_both_base
     assert lines[2] == ("| sia-philly/workload-1 | sjf | 3 | 1.010 (1.000-1.020) | 1.010 (1.000-1.020) | "
                         "1.040 (1.030-1.050) | 1 of 3 |")
     assert bench.report(results) == table  # a family-only run prints no workload table
+
+
+def family_draw(own, opbased, ets=None):
+    ratios = {("lightgbm", p): own for p in ("sjf", "srtf")} | {("opbased", p): opbased for p in ("sjf", "srtf")}
+    if ets is not None:
+        ratios |= {("ets", p): ets for p in ("sjf", "srtf")}
+    return result(ratios)
+
+
+def test_a_baseline_missing_from_the_family_draws_is_an_error_not_a_win():
+    runs = {"0": family_draw(1.00, 1.02), "1": family_draw(1.00, 1.02)}  # ets never ran
+    with pytest.raises(ValueError, match="sia-philly/workload-1, sjf: ets has a result in 0 of 2 draws"):
+        bench.family_draws({"sia-philly/workload-1": runs})
+
+
+def test_a_draw_missing_one_estimators_result_is_an_error_not_a_shorter_count():
+    runs = {"0": family_draw(1.00, 1.02, 1.03), "1": family_draw(1.00, 1.02, 1.03),
+            "2": result({("lightgbm", "sjf"): 0.9, ("lightgbm", "srtf"): 0.9})}
+    with pytest.raises(ValueError, match="sia-philly/workload-1, sjf: opbased has a result in 2 of 3 draws"):
+        bench.family_draws({"sia-philly/workload-1": runs})
+    philly = bench.PHILLY_NAME
+    results = {philly: family_draw(1.0, 1.0, 1.0), bench.SEEDS_KEY: {"1": runs["2"]}}
+    with pytest.raises(ValueError, match=f"{philly}, sjf: opbased has a result in 1 of 2 draws"):
+        bench.seeded_tables(results)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
+from itercast.predict.hybrid import MODES
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -13,6 +15,11 @@ def register(subparsers) -> None:
     parser.add_argument("--model", required=True, action="append",
                         help="model file written by itercast train (repeat for several)")
     parser.add_argument("--hardware", action="append", help="target hardware key (repeat; default: all)")
+    parser.add_argument("--mode", choices=MODES, default="auto",
+                        help="pricing, as itercast predict --mode (default auto: hybrid for a trace from the "
+                             "target, which a CPU trace cannot tell without --trace-hardware)")
+    parser.add_argument("--trace-hardware", metavar="KEY",
+                        help="the hardware key the traces ran on, where a trace does not name it (a CPU trace)")
     parser.add_argument("--interval", type=float, default=0.5, help="seconds between polls (default 0.5)")
     stop = parser.add_mutually_exclusive_group()
     stop.add_argument("--once", action="store_true", help="predict the traces there now, then exit")
@@ -25,7 +32,7 @@ def run(args) -> int:
     from itercast.online.targets import load_targets
     from itercast.online.watch import TraceWatcher
 
-    watcher = TraceWatcher(args.directory, load_targets(args.model, args.hardware))
+    watcher = TraceWatcher(args.directory, load_targets(args.model, args.hardware, args.mode, args.trace_hardware))
     failures = 0
 
     def report(trace) -> None:

@@ -31,15 +31,17 @@ class WatchedIteration:
     iteration: str
     predicted_ms: dict[str, float]  # per target hardware
     measured_ms: float | None  # the iteration's duration in the trace (profiler attached)
+    modes: dict[str, str] = field(default_factory=dict)  # per target hardware: how it was priced
 
     def describe(self) -> str:
         measured = f"{self.measured_ms:.3f} ms" if self.measured_ms is not None else "-"
-        predicted = "  ".join(f"{key} {ms:.3f} ms" for key, ms in self.predicted_ms.items())
+        predicted = "  ".join(f"{key} {ms:.3f} ms" + (f" ({self.modes[key]})" if key in self.modes else "")
+                              for key, ms in self.predicted_ms.items())
         return f"{self.file}  {self.iteration}  predicted {predicted}  measured {measured}"
 
     def to_dict(self) -> dict:
         return {"file": self.file, "iteration": self.iteration, "predicted_ms": self.predicted_ms,
-                "measured_ms": self.measured_ms}
+                "measured_ms": self.measured_ms, "mode": self.modes}
 
 
 @dataclass
@@ -135,7 +137,8 @@ class TraceWatcher:
                 error = failure
         if error is not None:
             return CompletedTrace(name, error=str(error))
-        return CompletedTrace(name, [WatchedIteration(name, it.name, predicted, it.measured_ms)
+        modes = {key: prediction.mode for key, prediction in predictions.items()}
+        return CompletedTrace(name, [WatchedIteration(name, it.name, predicted, it.measured_ms, modes)
                                      for it, predicted in iterations_by_target(predictions)])
 
     def run(self, on_trace: Callable[[CompletedTrace], None], interval_s: float = 0.5,
