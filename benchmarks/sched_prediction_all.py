@@ -92,6 +92,16 @@ def ratios(runs: list[dict], estimator: str, policy: str) -> list[float]:
             if (row["estimator"], row["policy"]) == (estimator, policy)]
 
 
+def every_draw(runs: list[dict], estimator: str, policy: str, where: str, optional: bool = False) -> list[float]:
+    """``ratios``, one per run, or an error: statistics over some of the draws would be read as over all.
+    An ``optional`` estimator may be absent from every run (an empty cell)."""
+    values = ratios(runs, estimator, policy)
+    if len(values) != len(runs) and not (optional and not values):
+        raise ValueError(f"{where}, {policy}: {estimator} has a result in {len(values)} of {len(runs)} draws; "
+                         "every draw needs one (rerun the missing draws)")
+    return values
+
+
 def spread(values: list[float]) -> str:
     return f"{sum(values) / len(values):.3f} ({min(values):.3f}-{max(values):.3f})" if values else ""
 
@@ -100,21 +110,22 @@ def over_seeds(runs: list[dict]) -> str:
     """Each estimator's average JCT over the oracle's, mean (min-max) over the runs."""
     lines = [f"| policy ({len(runs)} draws) | " + " | ".join(ESTIMATORS) + " |", "|" + "---|" * (len(ESTIMATORS) + 1)]
     for policy in SEEDED_POLICIES:
-        lines.append(f"| {policy} | " + " | ".join(spread(ratios(runs, e, policy)) for e in ESTIMATORS) + " |")
+        cells = [spread(every_draw(runs, e, policy, PHILLY_NAME, optional=True)) for e in ESTIMATORS]
+        lines.append(f"| {policy} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def family_draws(by_workload: dict) -> str:
     """Per Sia workload and policy, over its family draws: each compared estimator's mean (min-max), and
-    the draws in which the first beat every other that ran (a tie is not a win)."""
+    the draws in which the first beat every other (a tie is not a win); each must have run in every draw."""
     lines = ["| workload | policy | draws | " + " | ".join(COMPARED) + f" | {COMPARED[0]} ahead |",
              "|" + "---|" * (len(COMPARED) + 4)]
     for name, seeds in by_workload.items():
         runs = list(seeds.values())
         for policy in SEEDED_POLICIES:
-            values = [ratios(runs, estimator, policy) for estimator in COMPARED]
+            values = [every_draw(runs, estimator, policy, name) for estimator in COMPARED]
             own, *others = values
-            ahead = sum(all(mine < theirs for theirs in draw) for mine, *draw in zip(own, *filter(None, others)))
+            ahead = sum(all(mine < theirs for theirs in draw) for mine, *draw in zip(own, *others))
             lines.append(f"| {name} | {policy} | {len(runs)} | " + " | ".join(map(spread, values))
                          + f" | {ahead} of {len(runs)} |")
     return "\n".join(lines)
