@@ -532,7 +532,7 @@ def test_the_calibration_is_optional_and_needs_two_architectures_per_fold(datase
     assert fit_calibration(model, samples, WindowLGBM(rounds=5), folds=4) == (Calibration(), {}, model.anchor_weight)
     calibration, intervals, _ = fit_calibration(model, samples, WindowLGBM(rounds=5), folds=3)
     assert calibration.coefficients != [0.0, 0.0]
-    assert sorted(intervals) == ["hybrid", "structure"]
+    assert {"hybrid", "structure"} <= set(intervals)
     assert all(low < high for low, high in intervals.values())
     fitted = fit_hardware_model("cpu", samples, WindowLGBM(rounds=5), calibration_folds=4)
     assert fitted.calibration.coefficients == [0.0, 0.0] and fitted.summary["calibration_folds"] is None

@@ -18,6 +18,10 @@ from itercast.predict.window_model import WindowModel
 # fitted on held-out predictions (no calibration folds, or a model file from before it was kept): the
 # weight fitted on the CPU zoo (docs/predictor.md, "Hybrid pricing").
 ANCHOR_WEIGHT = 0.5
+# The intervals' entry for the ops the model had not seen: quantiles of log(measured / predicted) of their
+# summed time in the held-out predictions, which widen a structure-only interval by their share.
+UNSEEN_OPS = "unseen_ops"
+MIN_UNSEEN_SAMPLES = 5  # held-out predictions with unseen ops it takes to fit those quantiles
 # The weights fit_anchor_weight chooses from.
 ANCHOR_WEIGHTS = np.linspace(0.0, 1.0, 21)
 # The prediction interval: these quantiles of held-out log errors (an 80% interval).
@@ -93,9 +97,15 @@ class HardwareModel:
             w = self.anchor_weight
             unprofiled_ms = np.exp((1 - w) * np.log(unprofiled_ms) + w * np.log(anchor_ms))
             measured_share = measured_share + w * (1 - measured_share)
+        unseen_share = times.unseen_share(mode)
         low, high = self.intervals.get(mode, (0.0, 0.0))
-        return Priced(mode, profiled_ms, unprofiled_ms, measured_share, times.unseen_share(mode),
-                      unprofiled_ms * np.exp(low), unprofiled_ms * np.exp(high))
+        low_ms, high_ms = unprofiled_ms * np.exp(low), unprofiled_ms * np.exp(high)
+        if mode == "structure" and UNSEEN_OPS in self.intervals:
+            # the unseen ops' share of the time is only as good as the model's guesses for unseen ops were
+            unseen_low, unseen_high = np.exp(self.intervals[UNSEEN_OPS])
+            low_ms = low_ms * np.minimum(1.0, 1 - unseen_share + unseen_share * unseen_low)
+            high_ms = high_ms * np.maximum(1.0, 1 - unseen_share + unseen_share * unseen_high)
+        return Priced(mode, profiled_ms, unprofiled_ms, measured_share, unseen_share, low_ms, high_ms)
 
     def predict_parts(self, samples: list[TraceSample], window_model=None):
         """(profiled_ms, reconciled_ms, recorded ops) per sample, from ``window_model`` (this model's by
@@ -215,6 +225,12 @@ def fit_calibration(model: HardwareModel, samples: list[TraceSample], template, 
     intervals = {mode: [float(q) for q in np.quantile(np.log(measured_ms / held_out_predictions(weighted, mode)),
                                                       INTERVAL_QUANTILES)]
                  for mode in ("structure", "hybrid")}
+    unseen = np.concatenate([np.stack([times.measured_unseen.sum(axis=1), times.predicted_unseen.sum(axis=1)], 1)
+                             for _, times in held_out_times])
+    unseen = unseen[(unseen > 0).all(axis=1)]
+    if len(unseen) >= MIN_UNSEEN_SAMPLES:
+        intervals[UNSEEN_OPS] = [float(q) for q in np.quantile(np.log(unseen[:, 0] / unseen[:, 1]),
+                                                               INTERVAL_QUANTILES)]
     return calibration, intervals, float(anchor_weight)
 
 
