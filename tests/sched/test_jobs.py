@@ -191,6 +191,24 @@ def test_two_configurations_of_one_work_on_a_target_cannot_be_aligned(tmp_path):
         times.aligned(["cpu"])
 
 
+def test_every_estimators_column_written_is_read_back_and_the_truth_is_never_an_estimate(tmp_path, times):
+    path = write_sia(tmp_path / "sia.csv", [(0, "cifar10", 4, 128), (10, "bert", 2, 32), (30, "deepspeech2", 2, 64)])
+    jobs = configure(path, times)
+    jobs.write_csv(tmp_path / "jobs.csv", "lightgbm")
+    header = (tmp_path / "jobs.csv").read_text().splitlines()[0].split(",")
+    assert "estimated_duration:oracle" not in header
+    for name in ("opbased", "90% accurate", "25% accurate"):
+        back = load_workload(tmp_path / "jobs.csv", estimator=name)
+        assert np.allclose(back.estimates, jobs.with_estimator(name).estimates, rtol=1e-6)
+    jobs.write_csv(tmp_path / "unchosen.csv")
+    assert "estimated_duration" not in (tmp_path / "unchosen.csv").read_text().splitlines()[0].split(",")
+    assert load_workload(tmp_path / "unchosen.csv").estimates is None
+    with pytest.raises(ItercastError, match="the oracle's estimates are the true durations"):
+        jobs.write_csv(tmp_path / "oracle.csv", ORACLE)
+    with pytest.raises(ItercastError, match="no estimator 'ets' to write as estimated_duration"):
+        jobs.write_csv(tmp_path / "ets.csv", "ets")
+
+
 def test_several_targets_become_gpu_types_with_per_type_durations_and_estimates(tmp_path, make_workload):
     times = two_targets(tmp_path)
     workload = make_workload(np.arange(100.0), 1, np.linspace(100, 5000, 100))

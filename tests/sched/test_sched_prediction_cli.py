@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from itercast.cli import main
-from prediction_fixtures import two_targets, write_predictions, write_sia
+from prediction_fixtures import CONFIGS, two_targets, write_predictions, write_sia
 
 
 @pytest.fixture
@@ -114,3 +114,23 @@ def test_one_predictions_file_per_hardware_target(files, tmp_path, capsys):
     assert {row["gpu_type_choice"] for row in rows if row["policy"] == "srtf"} == {"estimated", "blind"}
     assert main(argv[:6] + ["--predictions", str(tmp_path / "missing.csv")] + argv[8:]) != 0
     assert "missing.csv: no such predictions file" in capsys.readouterr().err
+
+
+def test_without_the_predictors_column_the_written_workload_has_no_estimate_column(tmp_path, files, capsys):
+    _, workload = files
+    baselines_only = [(model, batch, measured, {"opbased": predicted["opbased"]})
+                      for model, batch, measured, predicted in CONFIGS]
+    predictions = write_predictions(tmp_path / "baselines.csv", baselines_only)
+    written = tmp_path / "jobs.csv"
+    assert main(["experiment", "sched-prediction", "--dataset", str(predictions), "--workload", str(workload),
+                 "--gpus", "8", "--gpus-per-node", "4", "--autosched-estimators", "", "--json",
+                 "--write-workload", str(written)]) == 0
+    assert "has no estimated_duration column" in capsys.readouterr().err
+    header = written.read_text().splitlines()[0].split(",")
+    assert "estimated_duration" not in header and "estimated_duration:oracle" not in header
+    sjf = ["sim", "--workload", str(written), "--gpus", "8", "--gpus-per-node", "4", "--policy", "sjf",
+           "--set", "estimate=supplied", "--json"]
+    assert main(sjf) == 2  # no estimates to rank by, not the true durations
+    capsys.readouterr()
+    assert main(sjf + ["--estimator", "opbased"]) == 0
+    assert json.loads(capsys.readouterr().out)["jobs"] == 40

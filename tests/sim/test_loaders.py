@@ -95,6 +95,17 @@ def test_estimated_duration_column_is_read(tmp_path):
     assert load_workload(path).estimates.tolist() == [90, 70]
 
 
+def test_an_estimators_column_is_read_when_it_is_named(tmp_path):
+    path = write(tmp_path, "job_id,num_gpu,submit_time,duration,estimated_duration:fast,estimated_duration:slow\n"
+                           "a,1,0,100,90,300\nb,2,5,50,70,20\n")
+    assert load_workload(path).estimates is None
+    assert load_workload(path, estimator="fast").estimates.tolist() == [90, 70]
+    assert load_workload(path, estimator="slow").estimates.tolist() == [300, 20]
+    with pytest.raises(WorkloadError, match=r"w\.csv:1: no column estimated_duration:median for estimator 'median' "
+                                            r"\(has fast, slow\)"):
+        load_workload(path, estimator="median")
+
+
 @pytest.mark.parametrize("text, fmt, message", [
     ("a,b\n1,2\n", None, r"w\.csv:1: header a,b matches no known format"),
     ("job_id,num_gpu\n1,2\n", "tiresias", r"w\.csv:1: header lacks tiresias column\(s\) submit_time, duration"),

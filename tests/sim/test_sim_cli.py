@@ -70,3 +70,19 @@ def test_bad_rows_are_reported_on_stderr(capsys):
     captured = capsys.readouterr()
     assert "helios_cluster_log.csv:4: skipped: GPU count must be positive" in captured.err
     assert json.loads(captured.out)["bad_rows"] == 3
+
+
+def test_estimator_names_the_estimates_column_sjf_ranks_by(tmp_path, capsys):
+    # One GPU; B's estimate under "right" is short, under "wrong" long: SJF runs the one it thinks shortest first.
+    path = tmp_path / "jobs.csv"
+    path.write_text("job_id,num_gpu,submit_time,duration,estimated_duration:right,estimated_duration:wrong\n"
+                    "A,1,0,100,100,100\nB,1,1,100,100,100\nC,1,2,10,10,1000\n")
+    args = ["--workload", str(path), "--gpus", "1", "--gpus-per-node", "1", "--policy", "sjf",
+            "--set", "estimate=supplied", "--json"]
+    assert sim(*args) == 2
+    assert "estimated_duration:<name> columns read with --estimator NAME" in capsys.readouterr().err
+    assert sim(*args, "--estimator", "right") == 0
+    right = json.loads(capsys.readouterr().out)
+    assert sim(*args, "--estimator", "wrong") == 0
+    wrong = json.loads(capsys.readouterr().out)
+    assert right["avg_jct_s"] < wrong["avg_jct_s"]

@@ -52,6 +52,9 @@ def register(subparsers):
     parser.add_argument("--end", help="keep jobs submitted before this time (seconds or ISO date)")
     parser.add_argument("--vc", help="keep the jobs of this virtual cluster only")
     parser.add_argument("--strict", action="store_true", help="fail on the first bad row instead of skipping it")
+    parser.add_argument("--estimator", metavar="NAME",
+                        help="rank by the estimates of column estimated_duration:NAME instead of estimated_duration "
+                             "(e.g. a workload written by itercast experiment sched-prediction --write-workload)")
     parser.add_argument("--plot", metavar="FILE", help="draw JCT of finishing jobs over time with the switches")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
@@ -68,7 +71,8 @@ def run(args) -> int:
         raise SimConfigError(f"--workers must be at least 1, got {args.workers}")
     cluster = Cluster.homogeneous(args.gpus, args.gpus_per_node)
     workload = load_workload(args.workload, args.format, start=_time_option("--start", args.start),
-                             end=_time_option("--end", args.end), virtual_cluster=args.vc, strict=args.strict)
+                             end=_time_option("--end", args.end), virtual_cluster=args.vc, strict=args.strict,
+                             estimator=args.estimator)
     _report_bad_rows(workload)
     tuner = AutoSched(cluster, settings, SearchSpace(), make_evaluator(args.workers, args.dask))
     try:

@@ -11,6 +11,7 @@ from itercast.errors import ItercastError
 
 PREDICTION_FOLDS = 5  # every configuration predicted once, by models that never saw its architecture
 AUTOSCHED_ESTIMATORS = "oracle,lightgbm,opbased,ets"
+WORKLOAD_ESTIMATOR = "lightgbm"  # --write-workload's estimated_duration
 
 
 def register(subparsers) -> None:
@@ -48,8 +49,9 @@ def register(subparsers) -> None:
     sched.add_argument("--ets-seconds", type=float, default=120.0,
                        help="training budget of the ETS reference per fold, when predictions are computed")
     sched.add_argument("--write-workload", metavar="CSV",
-                       help="write the configured workload (estimated_duration from lightgbm, every estimator "
-                            "as estimated_duration:<name>) for itercast sim / autosched")
+                       help="write the configured workload (estimated_duration from lightgbm, left out when the "
+                            "predictions lack it; every estimator but the oracle as estimated_duration:<name>, read "
+                            "with --estimator NAME) for itercast sim / autosched")
     sched.add_argument("--plot", metavar="PNG", help="average JCT per estimator and policy, relative to oracle")
     sched.add_argument("--json", action="store_true", help="print one JSON object")
     sched.set_defaults(run=run_sched_prediction)
@@ -104,6 +106,18 @@ def _require_output_directory(option: str, path) -> None:
         raise ItercastError(f"{option} {path}: no directory {directory}")
 
 
+def write_workload(jobs, path) -> None:
+    """The predictor's estimates as estimated_duration; without its predictions, no estimated_duration
+    column (never the true durations in its place), and a note saying so."""
+    if WORKLOAD_ESTIMATOR in jobs.estimates:
+        jobs.write_csv(path, WORKLOAD_ESTIMATOR)
+        return
+    jobs.write_csv(path)
+    print(f"note: the predictions have no {WORKLOAD_ESTIMATOR} column: {path} has no estimated_duration column; "
+          f"pass --estimator NAME to itercast sim / autosched to rank by one of its estimated_duration:<name> "
+          f"columns", file=sys.stderr)
+
+
 def run_sched_prediction(args) -> int:
     from itercast.sched.evaluators import make_evaluator
     from itercast.sched.experiment import ESTIMATE_POLICIES, plot, run_experiment
@@ -119,7 +133,7 @@ def run_sched_prediction(args) -> int:
     cluster = cluster_for(jobs.workload.gpu_types, args.gpus, args.gpus_per_node)
     _report_bad_rows(jobs.workload)
     if args.write_workload:
-        jobs.write_csv(args.write_workload, "lightgbm" if "lightgbm" in jobs.estimates else "oracle")
+        write_workload(jobs, args.write_workload)
     chosen = [name.strip() for name in args.autosched_estimators.split(",") if name.strip()]
     policies = ESTIMATE_POLICIES if chosen else tuple(p for p in ESTIMATE_POLICIES if p != "autosched")
     experiment = run_experiment(jobs, cluster, policies=policies, autosched_estimators=chosen,

@@ -28,6 +28,9 @@ def register(subparsers):
     parser.add_argument("--end", help="keep jobs submitted before this time (seconds or ISO date)")
     parser.add_argument("--vc", help="keep the jobs of this virtual cluster only")
     parser.add_argument("--strict", action="store_true", help="fail on the first bad row instead of skipping it")
+    parser.add_argument("--estimator", metavar="NAME",
+                        help="rank by the estimates of column estimated_duration:NAME instead of estimated_duration "
+                             "(e.g. a workload written by itercast experiment sched-prediction --write-workload)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
 
@@ -36,7 +39,7 @@ def run(args) -> int:
     config = SimConfig(policy=args.policy).with_settings(args.set)
     cluster = Cluster.homogeneous(args.gpus, args.gpus_per_node)
     workload = load_workload(args.workload, args.format, start=_time_option("--start", args.start),
-                             end=_time_option("--end", args.end), virtual_cluster=args.vc,
+                             end=_time_option("--end", args.end), virtual_cluster=args.vc, estimator=args.estimator,
                              strict=args.strict)
     _report_bad_rows(workload)
     summary = simulate(workload, cluster, config).summary()

@@ -24,6 +24,7 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -236,27 +237,38 @@ class ConfiguredJobs:
         return replace(self.workload, estimates=per_type.min(axis=1),
                        type_estimates=per_type if per_type.shape[1] > 1 else None)
 
-    def write_csv(self, path, estimator: str) -> None:
-        """A Helios-schema workload CSV that `itercast sim` and `itercast autosched` read:
-        `estimated_duration` from ``estimator``, every estimator as `estimated_duration:<name>`,
-        and the configuration each job runs. With several GPU types, the duration and estimates are
-        those of the first, and `duration:<type>` columns give the others."""
+    def write_csv(self, path, estimator: Optional[str] = None) -> None:
+        """A Helios-schema workload CSV that `itercast sim` and `itercast autosched` read: every estimator's
+        estimates as `estimated_duration:<name>` (read with `--estimator NAME`), ``estimator``'s also as
+        `estimated_duration` (none without one), and the configuration each job runs. The oracle's
+        estimates are the `duration` column, never an estimate column. With several GPU types, the
+        duration and estimates are the first type's; `duration:<type>` columns give the others'
+        durations for reference (the simulator reads one GPU type from a CSV)."""
+        if estimator == ORACLE:
+            raise ItercastError("the oracle's estimates are the true durations: written as the duration column, "
+                                "not as estimated_duration")
+        if estimator is not None and estimator not in self.estimates:
+            raise ItercastError(f"no estimator {estimator!r} to write as {ESTIMATE_COLUMN}; "
+                                f"have {', '.join(self.estimates)}")
         workload, times = self.workload, self.times
+        supplied = [estimator] if estimator is not None else []
+        named = [name for name in self.estimates if name != ORACLE]
         types = workload.gpu_types
         vcs = workload.virtual_cluster if workload.virtual_cluster is not None else np.full(len(workload), "")
         with open(path, "w", newline="") as handle:
             writer = csv.writer(handle)
-            writer.writerow(["job_id", "vc", "gpu_num", "submit_time", "duration", ESTIMATE_COLUMN, DEADLINE_COLUMN,
-                             *JOB_COLUMNS, *(ESTIMATE_PREFIX + name for name in self.estimates),
-                             *(f"duration:{gpu}" for gpu in types[1:])])
+            writer.writerow(["job_id", "vc", "gpu_num", "submit_time", "duration",
+                             *(ESTIMATE_COLUMN for _ in supplied), DEADLINE_COLUMN, *JOB_COLUMNS,
+                             *(ESTIMATE_PREFIX + name for name in named), *(f"duration:{gpu}" for gpu in types[1:])])
             for i in range(len(workload)):
                 k = self.config_index[i]
                 writer.writerow([workload.job_ids[i], vcs[i], int(workload.gpus[i]), f"{workload.submit[i]:.3f}",
-                                 f"{workload.durations[i, 0]:.3f}", f"{self.estimates[estimator][i, 0]:.3f}",
+                                 f"{workload.durations[i, 0]:.3f}",
+                                 *(f"{self.estimates[name][i, 0]:.3f}" for name in supplied),
                                  f"{workload.deadlines[i]:.3f}",
                                  times.config_id[k], times.model[k], int(times.batch_size[k]),
                                  f"{self.iterations[i]:.1f}", f"{1000 * workload.durations[i, 0] / self.iterations[i]:.6g}",
-                                 *(f"{values[i, 0]:.3f}" for values in self.estimates.values()),
+                                 *(f"{self.estimates[name][i, 0]:.3f}" for name in named),
                                  *(f"{workload.durations[i, t]:.3f}" for t in range(1, len(types)))])
 
 

@@ -23,7 +23,7 @@ def duration_estimates(workload: Workload, config: SimConfig) -> np.ndarray:
         if workload.estimates is None:
             raise SimConfigError(
                 f"estimate=supplied, but {workload.source} gives no estimate for every job "
-                "(an estimated_duration column)")
+                "(an estimated_duration column, or estimated_duration:<name> columns read with --estimator NAME)")
         return workload.estimates
     rng = np.random.default_rng(config.estimate_seed)
     return truth * rng.uniform(1 - config.estimate_error, 1 + config.estimate_error, size=len(truth))

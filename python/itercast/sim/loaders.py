@@ -5,7 +5,9 @@ fields) are kept out of the workload and listed in ``Workload.bad_rows`` with
 their line numbers; ``strict=True`` turns the first one into an error.
 Any format may carry an optional ``estimated_duration`` column (seconds), the
 per-job estimate the ``estimate=supplied`` mode uses, and a ``deadline``
-column (same clock as the submit time) that EDF and LST rank by.
+column (same clock as the submit time) that EDF and LST rank by. A file may
+carry several estimators' estimates as ``estimated_duration:<name>`` columns;
+``estimator=<name>`` reads the estimates from that one instead.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from itercast.sim.errors import WorkloadError
 from itercast.sim.workload import BadRow, Workload
 
 ESTIMATE_COLUMN = "estimated_duration"
+ESTIMATOR_SEPARATOR = ":"  # estimated_duration:<estimator name>
 DEADLINE_COLUMN = "deadline"  # absolute, on the submit column's clock
 
 
@@ -108,9 +111,10 @@ FORMATS = {
 
 def load_workload(path, fmt: Optional[str] = None, *, start: Optional[float] = None,
                   end: Optional[float] = None, virtual_cluster: Optional[str] = None,
-                  strict: bool = False) -> Workload:
+                  strict: bool = False, estimator: Optional[str] = None) -> Workload:
     """Reads a workload CSV (format guessed from the header unless given),
-    keeps jobs submitted in [start, end) and, if given, of one virtual cluster."""
+    keeps jobs submitted in [start, end) and, if given, of one virtual cluster;
+    the estimates are those of ``estimator``'s column when one is named."""
     path = Path(path)
     try:
         with open(path, newline="") as handle:
@@ -118,7 +122,8 @@ def load_workload(path, fmt: Optional[str] = None, *, start: Optional[float] = N
             header = tuple(name.strip() for name in (reader.fieldnames or ()))
             reader.fieldnames = list(header)
             spec = _choose_format(path, header, fmt)
-            jobs, bad_rows = _read_rows(reader, spec, path, strict)
+            estimate_column = _estimate_column(path, header, estimator)
+            jobs, bad_rows = _read_rows(reader, spec, path, strict, estimate_column)
     except UnicodeDecodeError as error:
         raise WorkloadError(f"not a text CSV file ({error.reason})", str(path)) from None
     workload = _to_workload(jobs, bad_rows, str(path), has_vc=spec.name != "tiresias")
@@ -146,13 +151,32 @@ def _choose_format(path: Path, header: tuple[str, ...], fmt: Optional[str]) -> _
                         str(path), 1)
 
 
-def _read_rows(reader: csv.DictReader, spec: _Format, path: Path, strict: bool):
+def estimator_names(header) -> list[str]:
+    """The estimators whose ``estimated_duration:<name>`` columns a header has."""
+    prefix = ESTIMATE_COLUMN + ESTIMATOR_SEPARATOR
+    return [column[len(prefix):] for column in header if column.startswith(prefix)]
+
+
+def _estimate_column(path: Path, header: tuple[str, ...], estimator: Optional[str]) -> str:
+    if estimator is None:
+        return ESTIMATE_COLUMN
+    column = ESTIMATE_COLUMN + ESTIMATOR_SEPARATOR + estimator
+    if column not in header:
+        names = estimator_names(header)
+        have = f"has {', '.join(names)}" if names else f"has no {ESTIMATE_COLUMN}:<name> column"
+        raise WorkloadError(f"no column {column} for estimator {estimator!r} ({have})", str(path), 1)
+    return column
+
+
+def _read_rows(reader: csv.DictReader, spec: _Format, path: Path, strict: bool, estimate_column: str):
     jobs, bad_rows = [], []
     for row in reader:
         line = reader.line_num
         try:
             if None in row.values() or None in row:
                 raise _RowError("wrong number of fields")
+            if estimate_column != ESTIMATE_COLUMN:
+                row = {**row, ESTIMATE_COLUMN: row[estimate_column]}
             jobs.append((spec.parse(row, line), line))
         except _RowError as error:
             if strict:
