@@ -134,3 +134,67 @@ def test_without_the_predictors_column_the_written_workload_has_no_estimate_colu
     capsys.readouterr()
     assert main(sjf + ["--estimator", "opbased"]) == 0
     assert json.loads(capsys.readouterr().out)["jobs"] == 40
+
+
+@pytest.fixture
+def collection(tmp_path, monkeypatch):
+    """A collection directory whose held-out predictions are "computed" by copying the fixture's,
+    counting each computation."""
+    from itercast.cli import experiment
+
+    directory = tmp_path / "collection"
+    directory.mkdir()
+    (directory / "manifest.csv").write_text("config_id,status\nresnet18-b8,ok\n")
+    computed = []
+
+    def compute(dataset, path, ets_seconds, seed):
+        computed.append((seed, ets_seconds))
+        write_predictions(path)
+
+    monkeypatch.setattr(experiment, "compute_predictions", compute)
+    return directory, computed
+
+
+def run_on_collection(directory, workload, *options):
+    return main(["experiment", "sched-prediction", "--dataset", str(directory), "--workload", str(workload),
+                 "--gpus", "8", "--gpus-per-node", "4", "--autosched-estimators", "", "--json", *options])
+
+
+def test_a_collections_predictions_are_recomputed_when_what_made_them_differs(collection, files, capsys,
+                                                                              monkeypatch):
+    import itercast
+    import itercast.timeline
+
+    directory, computed = collection
+    _, workload = files
+    assert run_on_collection(directory, workload) == 0
+    assert run_on_collection(directory, workload) == 0
+    assert computed == [(0, 120.0)]  # kept: made from the same settings, data and code
+    capsys.readouterr()
+    for options, change, named in [
+        (["--seed", "1"], None, "seed 0 (now 1)"),
+        (["--seed", "1", "--ets-seconds", "30"], None, "ets_seconds 120.0 (now 30.0)"),
+        (["--seed", "1", "--ets-seconds", "30"], lambda: (directory / "manifest.csv").write_text("config_id\n"),
+         "manifest_sha256"),
+        (["--seed", "1", "--ets-seconds", "30"],
+         lambda: monkeypatch.setattr(itercast.timeline, "FEATURE_SCHEMA_VERSION", -1), "feature_schema_version"),
+        (["--seed", "1", "--ets-seconds", "30"], lambda: monkeypatch.setattr(itercast, "__version__", "0.0.0"),
+         "itercast_version"),
+    ]:
+        if change:
+            change()
+        before = len(computed)
+        assert run_on_collection(directory, workload, *options) == 0
+        assert len(computed) == before + 1
+        assert named in capsys.readouterr().err
+    assert run_on_collection(directory, workload, "--seed", "1", "--ets-seconds", "30") == 0
+    assert len(computed) == 6
+
+
+def test_predictions_without_a_record_of_what_made_them_are_refused(collection, files, capsys):
+    directory, computed = collection
+    _, workload = files
+    write_predictions(directory / "predictions.csv")
+    assert run_on_collection(directory, workload) == 2
+    assert "predictions.csv: no record of what made it (predictions.csv.provenance.json)" in capsys.readouterr().err
+    assert computed == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -9,7 +10,10 @@ from pathlib import Path
 from itercast.cli.sim import _report_bad_rows, _time_option
 from itercast.errors import ItercastError
 
+PREDICTION_SPLIT = "arch"
 PREDICTION_FOLDS = 5  # every configuration predicted once, by models that never saw its architecture
+PREDICTIONS_NAME = "predictions.csv"  # a collection's held-out predictions, computed when missing
+PROVENANCE_SUFFIX = ".provenance.json"  # beside it: what made it (ensure_predictions)
 AUTOSCHED_ESTIMATORS = "oracle,lightgbm,opbased,ets"
 WORKLOAD_ESTIMATOR = "lightgbm"  # --write-workload's estimated_duration
 
@@ -24,8 +28,10 @@ def register(subparsers) -> None:
                     "the baselines, synthetic accuracy levels) and schedules it under SJF, SRTF, QSSF, LST and "
                     "AutoSched, beside FIFO, LAS, Tiresias and EDF. See docs/sched-prediction.md.")
     sched.add_argument("--dataset", required=True,
-                       help="a collection directory (its held-out predictions are computed once into "
-                            "DIR/predictions.csv unless --predictions names a file) or a predictions CSV")
+                       help="a collection directory (its held-out predictions are computed into "
+                            "DIR/predictions.csv unless --predictions names a file, and recomputed when --seed, "
+                            "--ets-seconds, the manifest or the code differ from what made them) or a "
+                            "predictions CSV")
     sched.add_argument("--predictions", metavar="CSV", action="append",
                        help="held-out predictions (itercast evaluate --folds K --predictions-csv); repeatable, "
                             "e.g. one file per hardware target; default: DIR/predictions.csv, computed when missing")
@@ -67,12 +73,56 @@ def iteration_times(args):
             if not path.exists():
                 raise ItercastError(f"{path}: no such predictions file")
         return IterationTimes.combine([IterationTimes.read(path) for path in args.predictions])
-    path = dataset if dataset.is_file() else dataset / "predictions.csv"
-    if not path.exists():
-        if not dataset.is_dir():
-            raise ItercastError(f"{path}: no such predictions file")
-        compute_predictions(dataset, path, args.ets_seconds, args.seed)
+    if dataset.is_file():
+        return IterationTimes.read(dataset)
+    if not dataset.is_dir():
+        raise ItercastError(f"{dataset}: no such predictions file")
+    path = dataset / PREDICTIONS_NAME
+    ensure_predictions(dataset, path, args.ets_seconds, args.seed)
     return IterationTimes.read(path)
+
+
+def ensure_predictions(dataset: Path, path: Path, ets_seconds: float, seed: int) -> None:
+    """``path`` made from what is asked now: kept when its provenance record matches, recomputed when
+    the record names other settings, data or code; a file without a record is refused (nothing says
+    what made it)."""
+    wanted = prediction_provenance(dataset, ets_seconds, seed)
+    record = provenance_path(path)
+    if path.exists():
+        if not record.exists():
+            raise ItercastError(f"{path}: no record of what made it ({record.name}); delete it to have it "
+                                f"recomputed, or pass it as --predictions {path}")
+        stale = provenance_differences(json.loads(record.read_text()), wanted)
+        if not stale:
+            return
+        print(f"{path} was made with {'; '.join(stale)}: recomputing it", file=sys.stderr)
+        record.unlink()
+    compute_predictions(dataset, path, ets_seconds, seed)
+    record.write_text(json.dumps(wanted, indent=1, sort_keys=True) + "\n")
+
+
+def provenance_path(path: Path) -> Path:
+    return path.with_name(path.name + PROVENANCE_SUFFIX)
+
+
+def prediction_provenance(dataset: Path, ets_seconds: float, seed: int) -> dict:
+    """What held-out predictions of ``dataset`` depend on."""
+    import itercast
+    from itercast.collect.manifest import LABELS_NAME, MANIFEST_NAME
+    from itercast.timeline import FEATURE_SCHEMA_VERSION
+
+    return {"split": PREDICTION_SPLIT, "folds": PREDICTION_FOLDS, "seed": seed, "ets_seconds": ets_seconds,
+            "manifest_sha256": _file_digest(dataset / MANIFEST_NAME),
+            "labels_sha256": _file_digest(dataset / LABELS_NAME),
+            "feature_schema_version": FEATURE_SCHEMA_VERSION, "itercast_version": itercast.__version__}
+
+
+def provenance_differences(made: dict, wanted: dict) -> list[str]:
+    return [f"{key} {made.get(key)!r} (now {value!r})" for key, value in wanted.items() if made.get(key) != value]
+
+
+def _file_digest(path: Path):
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
 
 
 def compute_predictions(dataset: Path, path: Path, ets_seconds: float, seed: int) -> None:
@@ -82,7 +132,7 @@ def compute_predictions(dataset: Path, path: Path, ets_seconds: float, seed: int
     print(f"computing held-out predictions of {dataset} ({PREDICTION_FOLDS} folds by architecture) "
           f"into {path}", file=sys.stderr)
     data = Dataset.from_manifest(dataset)
-    settings = Settings(split="arch", folds=PREDICTION_FOLDS, seed=seed, ets_seconds=ets_seconds)
+    settings = Settings(split=PREDICTION_SPLIT, folds=PREDICTION_FOLDS, seed=seed, ets_seconds=ets_seconds)
     evaluate(load_samples(data), settings).write_predictions_csv(path, data.configs)
 
 
