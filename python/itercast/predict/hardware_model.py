@@ -209,29 +209,41 @@ def fit_calibration(model: HardwareModel, samples: list[TraceSample], template, 
     calibration = Calibration.fit(predicted_ms, ops, measured_ms)
     if not held_out_times:
         return calibration, {}, kept_weight
-
-    def held_out_predictions(priced_model: HardwareModel, mode: str) -> np.ndarray:
-        predicted = np.zeros(len(samples))
-        for held_out, times in held_out_times:
-            tested = [samples[i] for i in held_out]
-            predicted[held_out] = priced_model.price(tested, mode, times, calibration).unprofiled_ms
-        return predicted
-
     if anchor_weight is None:
-        unanchored = held_out_predictions(replace(model, anchor_weight=0.0), "hybrid")
-        measured_only = held_out_predictions(replace(model, anchor_weight=1.0), "hybrid")
+        unanchored, measured_only = (held_out_predictions(replace(model, anchor_weight=w), samples, held_out_times,
+                                                          calibration, "hybrid") for w in (0.0, 1.0))
         anchor_weight = fit_anchor_weight(unanchored, measured_only, measured_ms)
-    weighted = replace(model, anchor_weight=anchor_weight)
-    intervals = {mode: [float(q) for q in np.quantile(np.log(measured_ms / held_out_predictions(weighted, mode)),
-                                                      INTERVAL_QUANTILES)]
+    intervals = fit_intervals(replace(model, anchor_weight=anchor_weight), samples, held_out_times, calibration)
+    return calibration, intervals, float(anchor_weight)
+
+
+def held_out_predictions(model: HardwareModel, samples, held_out_times, calibration: Calibration,
+                         mode: str) -> np.ndarray:
+    """Un-profiled predictions of every sample, priced by ``mode`` from the op times (:class:`OpTimes`) an
+    inner model that did not train on it gave: ``held_out_times`` is [(sample indices, their OpTimes)]."""
+    predicted = np.zeros(len(samples))
+    for held_out, times in held_out_times:
+        predicted[held_out] = model.price([samples[i] for i in held_out], mode, times, calibration).unprofiled_ms
+    return predicted
+
+
+def fit_intervals(model: HardwareModel, samples, held_out_times, calibration: Calibration) -> dict[str, list[float]]:
+    """Per pricing mode, INTERVAL_QUANTILES of the held-out predictions' log(measured / predicted); and under
+    UNSEEN_OPS those of the unseen ops' summed measured / predicted op time, where enough samples had some."""
+    measured_ms = np.array([s.config.step_ms for s in samples])
+    intervals = {mode: quantiles(np.log(measured_ms / held_out_predictions(model, samples, held_out_times,
+                                                                           calibration, mode)))
                  for mode in ("structure", "hybrid")}
     unseen = np.concatenate([np.stack([times.measured_unseen.sum(axis=1), times.predicted_unseen.sum(axis=1)], 1)
                              for _, times in held_out_times])
     unseen = unseen[(unseen > 0).all(axis=1)]
     if len(unseen) >= MIN_UNSEEN_SAMPLES:
-        intervals[UNSEEN_OPS] = [float(q) for q in np.quantile(np.log(unseen[:, 0] / unseen[:, 1]),
-                                                               INTERVAL_QUANTILES)]
-    return calibration, intervals, float(anchor_weight)
+        intervals[UNSEEN_OPS] = quantiles(np.log(unseen[:, 0] / unseen[:, 1]))
+    return intervals
+
+
+def quantiles(log_errors: np.ndarray) -> list[float]:
+    return [float(q) for q in np.quantile(log_errors, INTERVAL_QUANTILES)]
 
 
 def fit_anchor_weight(unanchored_ms, measured_only_ms, step_ms) -> float:
