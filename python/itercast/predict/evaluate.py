@@ -256,7 +256,7 @@ def fit_for(name: str, settings: Settings, hardware: str, train_samples, fitted:
         calibration_folds = settings.calibration_folds if WINDOW_MODELS[base].predictor_model else None
         model = fit_hardware_model(hardware, train_samples, new_model(base, settings),
                                    calibration_folds=calibration_folds)
-        if fitted is not None and (kind.fits_like or any(WINDOW_MODELS[m].fits_like == name for m in settings.models)):
+        if fitted is not None:
             fitted[(key, base)] = model
     if kind.anchor_weight is not None:
         model = replace(model, anchor_weight=kind.anchor_weight)
