@@ -140,8 +140,10 @@ def test_the_device_kind_warning_names_both_kinds():
 def test_train_cli_calibrates_unless_told(tiny_collection, tmp_path, capsys, flag, folds):
     model = tmp_path / "m.itc"
     assert main(["train", str(tiny_collection), "-o", str(model), "--rounds", "10", *flag]) == 0
-    assert (f"calibrated on held-out predictions ({folds} groups" in capsys.readouterr().out) == (folds is not None)
+    printed = capsys.readouterr().out
+    assert (f"calibrated on held-out predictions ({folds} groups" in printed) == (folds is not None)
     loaded = next(iter(Predictor.load(model).models.values()))
+    assert (f"the hybrid weighs the trace's measured times {loaded.anchor_weight:.2f}" in printed) == (folds is not None)
     assert loaded.summary["calibration_folds"] == folds
     assert (loaded.calibration.coefficients != [0.0, 0.0]) == (folds is not None)
 
