@@ -26,13 +26,14 @@ OP_MODELS = [name for name in MODEL_NAMES if not WINDOW_MODELS[name].iteration_l
 
 
 @pytest.mark.parametrize("name", OP_MODELS)
-def test_each_model_predicts_finite_positive_op_times(samples, name):
+def test_each_model_predicts_held_out_op_times_within_tenfold_of_the_measured(samples, name):
+    """Generous enough for the untuned baselines on a tiny collection; a wrong unit, target transform or
+    sample order is off by far more."""
     model = new_model(name, Settings(rounds=5, ets_seconds=5))
     if name == "ets":
         model.max_epochs = 1
-    predicted = model.fit(samples[:8]).predict_op_time(samples[8:])
-    assert predicted.shape == (len(samples) - 8,)
-    assert np.all(np.isfinite(predicted)) and np.all(predicted > 0)
+    ratio = model.fit(samples[:8]).predict_op_time(samples[8:]) / measured_op_time(samples[8:])
+    assert np.all((ratio > 0.1) & (ratio < 10)), ratio
 
 
 def test_training_median_predicts_the_median_training_op_time(samples):
@@ -107,8 +108,12 @@ def test_ets_padding_reaches_neither_output_nor_loss(samples, ets):
     assert np.allclose(ets.window_outputs(noisy_blocks, lengths), outputs, rtol=1e-5)
 
 
-def test_ets_reports_the_epochs_it_trained(ets):
-    assert ets.epochs_done == pytest.approx(1.0)
+def test_ets_stops_at_the_first_batch_that_reaches_its_epoch_budget(samples):
+    """Epoch one is every window (its last batch short); epoch two stops once half of it is seen."""
+    windows, batch = len(stacked_windows(samples[:8])[0]), 8
+    ets = ETSReference(max_seconds=30, max_epochs=1.5, batch_size=batch, seed=0).fit(samples[:8])
+    batches_of_the_second_epoch = -(-windows // (2 * batch))
+    assert ets.epochs_done == pytest.approx((windows + batches_of_the_second_epoch * batch) / windows)
 
 
 def test_oracle_diagnostic_returns_the_measured_op_time(samples):
@@ -154,8 +159,11 @@ def test_models_that_predict_durations_and_gaps_get_a_gap_scale_of_their_own(sam
 
 
 @pytest.mark.parametrize("name", sorted(name for name, kind in WINDOW_MODELS.items() if not kind.iteration_level))
-def test_every_registered_model_is_a_window_model_of_its_name(name):
-    model = new_model(name, Settings(rounds=5))
+def test_every_registered_model_predicts_gaps_exactly_when_it_says_it_separates_them(samples, name):
+    model = new_model(name, Settings(rounds=5, ets_seconds=5))
+    if name == "ets":
+        model.max_epochs = 1
     assert model.name == name
-    assert isinstance(model.separates_gaps, bool)
-    assert callable(model.fit) and callable(model.predict_op_parts)
+    durations, gaps = model.fit(samples[:8]).predict_op_parts(samples[8:])
+    assert np.all(durations > 0)
+    assert np.all(gaps > 0) if model.separates_gaps else not np.any(gaps)
