@@ -17,7 +17,14 @@ def test_scan_json_prints_one_object_with_the_summary(capsys):
     assert summary["by_category"]["kernel"] == 1154
     assert [step["name"] for step in summary["iterations"]] == ["ProfilerStep#551", "ProfilerStep#552"]
     assert all(step["dur_ns"] > 0 for step in summary["iterations"])
-    assert summary["seconds"] > 0 and isinstance(summary["devices"], list)
+    assert summary["seconds"] > 0 and summary["devices"] == []  # the trace records no deviceProperties
+
+
+def test_scan_json_names_the_devices_the_trace_records(tmp_path, capsys):
+    path = tmp_path / "devices.json"
+    path.write_text('{"traceEvents": [], "deviceProperties": [{"name": "NVIDIA H100"}, {"name": "NVIDIA A100"}]}')
+    assert main(["scan", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["devices"] == ["NVIDIA H100", "NVIDIA A100"]
 
 
 def test_scan_text_lists_iterations(capsys):

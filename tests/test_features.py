@@ -125,7 +125,7 @@ def test_the_trace_reader_does_not_import_the_features():
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     assert "itercast.features" not in imported
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'width'"):
         itercast.TraceStream(width=4, stride=2)
 
 

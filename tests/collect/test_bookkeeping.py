@@ -1,4 +1,5 @@
 import io
+import re
 
 import pytest
 
@@ -31,10 +32,13 @@ def test_grid_crosses_models_input_sizes_and_batch_sizes():
     assert {c.input_size for c in grid(specs, (2,), (48,), "float32", "cpu", 1)} == {48}
 
 
-@pytest.mark.parametrize("device, threads, dtype", [("tpu", 1, "float32"), ("cpu", 0, "float32"),
-                                                    ("cpu", 1, "int8")])
-def test_bad_settings_are_user_errors(device, threads, dtype):
-    with pytest.raises(ItercastError):
+@pytest.mark.parametrize("device, threads, dtype, message", [
+    ("tpu", 1, "float32", "unknown device 'tpu'; use cpu, cuda or cuda:N"),
+    ("cpu", 0, "float32", "threads must be at least 1"),
+    ("cpu", 1, "int8", "unknown dtype 'int8'; choose from "),
+])
+def test_bad_settings_are_user_errors_naming_the_setting(device, threads, dtype, message):
+    with pytest.raises(ItercastError, match=re.escape(message)):
         check_settings(device, threads, dtype)
 
 
