@@ -282,7 +282,7 @@ for _recurrent in (("lstm_256", "lstm", 256, 1), ("lstm_512x2", "lstm", 512, 2),
                    ("gru_256", "gru", 256, 1), ("gru_512x2", "gru", 512, 2), ("rnn_tanh_256x2", "rnn", 256, 2)):
     _recurrent_classifier(*_recurrent)
 _add("lstm_lm_256x2", "rnn", "lstm", "language_model", "rnn:RecurrentLanguageModel", RNN_STEPS, cell="lstm", hidden=256, layers=2)
-# More recurrent architectures, so that a held-out LSTM is not the only one of its kind (issue 6).
+# More recurrent architectures, so that a held-out LSTM is not the only one of its kind.
 _add("bilstm_tagger_256", "rnn", "lstm-tagger", "sequence_tagging", "rnn:SequenceTagger", RNN_STEPS,
      dim=128, hidden=256, layers=1)
 _add("lstm_lm_tied_512", "rnn", "lstm-lm-tied", "language_model", "rnn:TiedLSTMLanguageModel",
@@ -298,7 +298,7 @@ for _mlp in (("mlp_512x3", 512, 3), ("mlp_1024x4", 1024, 4), ("mlp_1024x8", 1024
     _classifier_mlp(*_mlp)
 _add("autoencoder_512", "mlp", "autoencoder", "reconstruction", "mlp:autoencoder", FEATURE_WIDTHS,
      "adamw", bottleneck=64, hidden=512)
-# Large and small Linear layers in other arrangements (issue 6).
+# Large and small Linear layers in other arrangements, for the same reason.
 _add("tabular_resnet_1024", "mlp", "tabular-resnet", "tabular", "mlp:tabular_resnet", FEATURE_WIDTHS,
      dim=1024, hidden=4096, depth=2)
 _add("wide_mlp_8192", "mlp", "wide-mlp", "tabular", "mlp:classifier_mlp", FEATURE_WIDTHS,
@@ -343,8 +343,8 @@ _add("hf_t5_mini", "transformer-seq2seq", "t5", "seq2seq", "hf:t5_seq2seq", SEQU
 _add("hf_vit_tiny", "vision-transformer", "vit", "image", "hf:vit_classifier", IMAGE_SIZES,
      "adamw", "transformers", dim=192, depth=6, heads=3, patch=8)
 
-# More lines in the families the predictor got most wrong by architecture (rnn, mlp, recommender; issue 6,
-# Dec 3), two sizes each: recurrent cells stepped in Python, maxout units, a VAE, AutoInt, xDeepFM.
+# More lines in the families the predictor gets most wrong by architecture (rnn, mlp, recommender), two
+# sizes each: recurrent cells stepped in Python, maxout units, a VAE, AutoInt, xDeepFM.
 for _cell in (("lstm_cell_128", "lstm", 128), ("lstm_cell_256", "lstm", 256),
               ("gru_cell_128", "gru", 128), ("gru_cell_256", "gru", 256)):
     _recurrent_cell(*_cell)
@@ -364,8 +364,8 @@ _add("xdeepfm_small", "recommender", "xdeepfm", "recommendation", "recsys:XDeepF
 _add("xdeepfm", "recommender", "xdeepfm", "recommendation", "recsys:XDeepFM", LOOKUPS,
      dense=13, tables=26, rows=20_000, dim=16, cin=(128, 128), deep=(400, 400))
 
-# Size variants of the lines above (issue 6): by architecture the error fell with every architecture
-# added to training (docs/decisions.md), so each line gets more points. Each is its
+# Size variants of the lines above: by architecture the error falls with every architecture added to
+# training (docs/decisions.md), so each line gets more points. Each is its
 # own model (the by-model split holds it out alone) but shares its line's `arch`, by which a split
 # holds out a whole line.
 _cnn("resnet26", "resnet", "cnn:resnet", block="basic", layers=(2, 3, 4, 3))
@@ -412,10 +412,9 @@ _add("ncf_large", "recommender", "ncf", "recommendation", "recsys:NeuralCollabor
      dense=0, tables=2, rows=100_000, dim=128, hidden=(512, 256, 128))
 
 
-# Size variants between and beyond the models above (issue 6, Dec 4): more training architectures still
-# lowered the error by architecture (docs/decisions.md), and the held-out models missed
-# most were those at a line's edge (mlp_4096x2, autoencoder_4096, gru_128x2, rnn_tanh_256x2,
-# wide_mlp_8192), whose ops no other model's resemble.
+# Size variants between and beyond the models above: the held-out models missed most are those at a
+# line's edge (mlp_4096x2, autoencoder_4096, gru_128x2, rnn_tanh_256x2, wide_mlp_8192), whose ops no
+# other model's resemble.
 _cnn("resnet10", "resnet", "cnn:resnet", block="basic", layers=(1, 1, 1, 1))
 _cnn("wide_resnet10_2", "resnet", "cnn:resnet", (32,), block="bottleneck", layers=(1, 1, 1, 1), base_width=128)
 _cnn("resnext26_16x4d", "resnet", "cnn:resnet", (32,), block="bottleneck", layers=(2, 2, 2, 2), groups=16,

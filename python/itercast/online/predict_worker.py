@@ -46,8 +46,8 @@ def _predict(targets, job: dict) -> dict:
     return {"records": [asdict(record) for record in records]}
 
 
-# Prediction no longer imports lightgbm (models are scored natively), which imported these when
-# installed; they stay blocked in case another import pulls them in: this process never uses them.
+# Prediction scores models natively and never uses these; they are blocked in case an import would pull
+# them in (lightgbm's does, where they are installed).
 UNUSED_BY_PREDICTION = ("sklearn", "pandas", "dask")
 
 
