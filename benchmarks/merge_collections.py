@@ -4,8 +4,8 @@
 
 Rows keep their columns; a configuration in more than one collection is taken from the first. The
 traces stay where they are (absolute paths: an evaluation cache of the merged collection also serves
-each collection alone, its keys being the same trace paths). Used to evaluate the zoo with new lines added
-(docs/decisions.md: the regime lines of issue 29).
+each collection alone, its keys being the same trace paths): e.g. the zoo evaluated with lines collected
+apart added to it.
 """
 
 from __future__ import annotations
