@@ -6,8 +6,8 @@ schedule writes the Kineto trace, whose ProfilerStep# spans give the profiled la
 
 from __future__ import annotations
 
+import logging
 import os
-import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from itercast.collect import concrete_inputs
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -237,7 +239,7 @@ def profile_steps(step, sync, device, protocol: Protocol, trace_path: Path):
         given, ops = concrete_inputs.merge_traces(partial_path, shapes_path)
         shapes_path.unlink()
         if given < ops:
-            print(f"{trace_path.name}: concrete inputs found for {given} of {ops} ops", file=sys.stderr)
+            log.warning("%s: concrete inputs found for %d of %d ops", trace_path.name, given, ops)
     os.replace(partial_path, trace_path)
 
 

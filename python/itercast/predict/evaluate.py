@@ -13,8 +13,8 @@ experiences, and the trace's own profiled iteration.
 from __future__ import annotations
 
 import csv
+import logging
 import pickle
-import sys
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -27,6 +27,8 @@ from itercast.predict.lgbm import DEFAULT_ROUNDS
 from itercast.predict.hardware_model import CALIBRATION_FOLDS, fit_hardware_model
 from itercast.predict.op_classes import ClassTimes, class_rows, class_table, measured_and_predicted
 from itercast.predict.window_model import WINDOW_MODELS, WindowModel, model_names
+
+log = logging.getLogger(__name__)
 
 MODEL_NAMES = model_names("model")
 DIAGNOSTICS = model_names("diagnostic")  # chosen by name only: not models, they read the test labels
@@ -237,10 +239,6 @@ def _by_hardware(samples: list[TraceSample]) -> dict[str, list[TraceSample]]:
     return groups
 
 
-def _log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 def fit_for(name: str, settings: Settings, hardware: str, train_samples, fitted: dict | None = None,
             key=None):
     """``name``'s model fitted on ``train_samples``: an iteration-level model, or a HardwareModel. With
@@ -292,7 +290,7 @@ def evaluate_model(name: str, settings: Settings, folds, samples, verbose: bool 
             if kind.reports_epochs:
                 result.epochs.append(model.window_model.epochs_done)
             if verbose:
-                _log(f"  fold {k + 1}/{len(folds)} {name}: trained in {model.summary['train_seconds']:.1f} s "
+                log.info(f"  fold {k + 1}/{len(folds)} {name}: trained in {model.summary['train_seconds']:.1f} s "
                      f"on {len(train_samples)} configurations")
     return result
 

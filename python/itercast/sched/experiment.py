@@ -7,7 +7,7 @@ no estimate (`itercast experiment sched-prediction`, docs/sched-prediction.md).
 
 from __future__ import annotations
 
-import sys
+import logging
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -20,6 +20,8 @@ from itercast.sched.tuner import AutoSched, TunerSettings
 from itercast.sim.cluster import Cluster
 from itercast.sim.config import SimConfig
 from itercast.sim.engine import simulate
+
+logger = logging.getLogger(__name__)
 
 # Policies that rank by the estimates, run once per estimator ("autosched": the self-configuring
 # scheduler, whose search space holds SJF, SRTF and QSSF beside the estimate-free policies).
@@ -86,7 +88,7 @@ def run_experiment(jobs: ConfiguredJobs, cluster: Cluster, estimators=None, poli
     finished jobs. With several GPU types, jobs go to the type their estimator says is fastest
     among those free (``gpu_type_choice=estimated``; "none" rows: type-blind), and SRTF is also run
     type-blind for each estimator, to show what the per-type estimates are worth."""
-    log = log or (lambda message: print(message, file=sys.stderr, flush=True))
+    log = log or logger.info
     estimators = list(estimators or jobs.estimates)
     experiment = Experiment(prediction_mre=prediction_errors(jobs))
     settings = tuner_settings or TunerSettings()
