@@ -78,7 +78,7 @@ def test_plot_and_table(trace, tmp_path, capsys):
     (["--margin", "1.5"], "margin must be in"),
     (["--review-budget", "3"], "review_budget must be 0"),
     (["--review", "0"], "review_s must be a positive"),
-    (["--workers", "0"], "--workers must be at least 1"),
+    (["--workers", "-1"], "argument --workers: must be 0 or more"),
     (["--search-batch", "0"], "search_batch must be at least 1"),
     (["--gpus", "10"], "multiple of --gpus-per-node"),
 ])

@@ -67,7 +67,7 @@ def test_sia_jobs_drawn_from_their_applications_family(files, tmp_path, capsys):
     rows = [line.split(",") for line in written.read_text().splitlines()[1:]]
     assert {row[8] for row in rows if row[1] == "cifar10"} == {"resnet18", "resnet50"}  # not all resnet18
     assert main(argv + ["--sia-models", "nearest"]) == 2
-    assert "unknown Sia model choice 'nearest'" in capsys.readouterr().err
+    assert "argument --sia-models: invalid choice: 'nearest'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("option", ["--plot", "--write-workload"])

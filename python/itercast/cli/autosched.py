@@ -6,10 +6,10 @@ import json
 import sys
 import time
 
+from itercast.cli import options
 from itercast.cli.sim import MAX_BAD_ROWS_SHOWN, _report_bad_rows, _time_option
 from itercast.sched.tuner import TunerSettings
 from itercast.sim import FORMATS, Cluster, load_workload
-from itercast.sim.errors import SimConfigError
 
 PROGRESS_AFTER_S = 2.0
 
@@ -27,10 +27,11 @@ def register(subparsers):
     parser.add_argument("--format", choices=sorted(FORMATS), help="CSV schema (default: from the header)")
     parser.add_argument("--gpus", type=int, required=True, help="total GPUs in the cluster")
     parser.add_argument("--gpus-per-node", type=int, required=True, help="GPUs per node")
-    parser.add_argument("--interval", type=float, default=3600.0, help="seconds between re-tunes (default 3600)")
-    parser.add_argument("--history", type=float, default=86400.0,
+    parser.add_argument("--interval", type=float, default=3600.0, metavar="SECONDS",
+                        help="seconds between re-tunes (default 3600)")
+    parser.add_argument("--history", type=float, default=86400.0, metavar="SECONDS",
                         help="seconds of history the forecaster and estimator learn from (default 86400)")
-    parser.add_argument("--horizon", type=float, default=12 * 3600.0,
+    parser.add_argument("--horizon", type=float, default=12 * 3600.0, metavar="SECONDS",
                         help="seconds of future each what-if simulates (default 43200)")
     parser.add_argument("--budget", type=int, default=48, help="simulations per re-tune (default 48)")
     parser.add_argument("--futures", type=int, default=3, help="sampled futures per candidate (default 3)")
@@ -40,17 +41,17 @@ def register(subparsers):
                              f"(default {TunerSettings.search_batch})")
     parser.add_argument("--margin", type=float, default=0.05,
                         help="relative gain a candidate needs over the incumbent to be adopted (default 0.05)")
-    parser.add_argument("--review", type=float, default=7 * 86400.0,
+    parser.add_argument("--review", type=float, default=7 * 86400.0, metavar="SECONDS",
                         help="seconds of past jobs the daily review replays to choose home (default 604800)")
     parser.add_argument("--review-budget", type=int, default=0,
                         help="simulations per daily review of the last --review seconds, e.g. 64; "
                              "0, the default, reviews nothing (docs/autosched.md)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument("--workers", type=int, help="processes per re-tune (default: the CPU count)")
+    options.add_workers_option(parser, "each re-tune's what-if simulations")
     parser.add_argument("--dask", metavar="ADDRESS", help="run the what-if simulations on this dask.distributed scheduler")
     parser.add_argument("--start", help="keep jobs submitted at or after this time (seconds or ISO date)")
     parser.add_argument("--end", help="keep jobs submitted before this time (seconds or ISO date)")
-    parser.add_argument("--vc", help="keep the jobs of this virtual cluster only")
+    options.add_list_option(parser, "--vc", metavar="NAME", help="keep the jobs of these virtual clusters only")
     parser.add_argument("--strict", action="store_true", help="fail on the first bad row instead of skipping it")
     parser.add_argument("--estimator", metavar="NAME",
                         help="rank by the estimates of column estimated_duration:NAME instead of estimated_duration "
@@ -67,14 +68,12 @@ def run(args) -> int:
                              budget=args.budget, futures=args.futures, search_batch=args.search_batch,
                              margin=args.margin, seed=args.seed,
                              review_s=args.review, review_budget=args.review_budget)
-    if args.workers is not None and args.workers < 1:
-        raise SimConfigError(f"--workers must be at least 1, got {args.workers}")
     cluster = Cluster.homogeneous(args.gpus, args.gpus_per_node)
     workload = load_workload(args.workload, args.format, start=_time_option("--start", args.start),
                              end=_time_option("--end", args.end), virtual_cluster=args.vc, strict=args.strict,
                              estimator=args.estimator)
     _report_bad_rows(workload)
-    tuner = AutoSched(cluster, settings, SearchSpace(), make_evaluator(args.workers, args.dask))
+    tuner = AutoSched(cluster, settings, SearchSpace(), make_evaluator(options.workers_count(args.workers), args.dask))
     try:
         outcome = replay(workload, cluster, tuner=tuner, interval_s=settings.interval_s,
                          history_s=settings.history_s, progress=Progress())

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from itercast.cli import options
 from itercast.cli.sim import _report_bad_rows, _time_option
 from itercast.errors import ItercastError
 
@@ -14,7 +15,8 @@ PREDICTION_SPLIT = "arch"
 PREDICTION_FOLDS = 5  # every configuration predicted once, by models that never saw its architecture
 PREDICTIONS_NAME = "predictions.csv"  # a collection's held-out predictions, computed when missing
 PROVENANCE_SUFFIX = ".provenance.json"  # beside it: what made it (ensure_predictions)
-AUTOSCHED_ESTIMATORS = "oracle,lightgbm,opbased,ets"
+AUTOSCHED_ESTIMATORS = ("oracle", "lightgbm", "opbased", "ets")
+SIA_MODEL_CHOICES = ("closest", "family")
 WORKLOAD_ESTIMATOR = "lightgbm"  # --write-workload's estimated_duration
 
 
@@ -27,33 +29,35 @@ def register(subparsers) -> None:
                     "duration with each estimator (oracle, this project's predictor held out by architecture, "
                     "the baselines, synthetic accuracy levels) and schedules it under SJF, SRTF, QSSF, LST and "
                     "AutoSched, beside FIFO, LAS, Tiresias and EDF. See docs/sched-prediction.md.")
-    sched.add_argument("--dataset", required=True,
-                       help="a collection directory (its held-out predictions are computed into "
-                            "DIR/predictions.csv unless --predictions names a file, and recomputed when --seed, "
-                            "--ets-seconds, the manifest or the code differ from what made them) or a "
-                            "predictions CSV")
+    options.add_dataset_option(
+        sched, help="a collection directory (its held-out predictions are computed into DIR/predictions.csv "
+                    "unless --predictions names a file, and recomputed when --seed, --ets-seconds, the manifest "
+                    "or the code differ from what made them) or a predictions CSV")
     sched.add_argument("--predictions", metavar="CSV", action="append",
-                       help="held-out predictions (itercast evaluate --folds K --predictions-csv); repeatable, "
+                       help="held-out predictions (itercast evaluate --folds K --predictions); repeatable, "
                             "e.g. one file per hardware target; default: DIR/predictions.csv, computed when missing")
-    sched.add_argument("--hardware", help="the dataset's hardware target(s) to take iteration times from: a key "
-                       "or a part of one naming it alone; comma-separated for a heterogeneous cluster, one GPU "
-                       "type per target, --gpus split evenly between them")
+    options.add_list_option(sched, "--hardware", metavar="KEY",
+                            help="the dataset's hardware target(s) to take iteration times from: a key or a part "
+                                 "of one naming it alone; several for a heterogeneous cluster, one GPU type per "
+                                 "target, --gpus split evenly between them")
     sched.add_argument("--workload", required=True, help="a Philly/Helios/Tiresias CSV or a Sia-style workload")
     sched.add_argument("--gpus", type=int, required=True)
     sched.add_argument("--gpus-per-node", type=int, required=True)
     sched.add_argument("--start", help="keep jobs submitted at or after this time (seconds or ISO date)")
     sched.add_argument("--end", help="keep jobs submitted before this time (seconds or ISO date)")
-    sched.add_argument("--vc", action="append", help="keep this virtual cluster's jobs (repeatable)")
+    options.add_list_option(sched, "--vc", metavar="NAME", help="keep the jobs of these virtual clusters only")
     sched.add_argument("--seed", type=int, default=0, help="configuration draw, synthetic errors, deadlines")
-    sched.add_argument("--sia-models", default="closest", metavar="closest|family",
+    sched.add_argument("--sia-models", default="closest", choices=SIA_MODEL_CHOICES,
                        help="a Sia workload's jobs run their application's closest zoo model (default), or each "
                             "a model drawn (seeded) from the dataset's models of the application's zoo family")
-    sched.add_argument("--autosched-estimators", default=AUTOSCHED_ESTIMATORS,
-                       help=f"estimators AutoSched runs with (slow: a replay with hourly tuning each; "
-                            f"default {AUTOSCHED_ESTIMATORS}, plus 'none'); '' for no AutoSched")
-    sched.add_argument("--workers", type=int, help="processes per AutoSched re-tune (default: the CPU count)")
-    sched.add_argument("--ets-seconds", type=float, default=120.0,
-                       help="training budget of the ETS reference per fold, when predictions are computed")
+    options.add_list_option(sched, "--autosched-estimators", default=AUTOSCHED_ESTIMATORS, metavar="NAME",
+                            choices=estimator_names(),
+                            help=f"estimators AutoSched runs with (slow: a replay with hourly tuning each; "
+                                 f"default {','.join(AUTOSCHED_ESTIMATORS)}, plus 'none'); '' for no AutoSched")
+    options.add_workers_option(sched, "each AutoSched re-tune's what-if simulations")
+    sched.add_argument("--ets-seconds", type=float, default=120.0, metavar="SECONDS",
+                       help="training budget of the ETS reference per fold in seconds, when predictions are "
+                            "computed")
     sched.add_argument("--write-workload", metavar="CSV",
                        help="write the configured workload (estimated_duration from lightgbm, left out when the "
                             "predictions lack it; every estimator but the oracle as estimated_duration:<name>, read "
@@ -61,6 +65,15 @@ def register(subparsers) -> None:
     sched.add_argument("--plot", metavar="PNG", help="average JCT per estimator and policy, relative to oracle")
     sched.add_argument("--json", action="store_true", help="print one JSON object")
     sched.set_defaults(run=run_sched_prediction)
+
+
+def estimator_names() -> tuple[str, ...]:
+    """Every name an estimator can have: the oracle, evaluate's models, the synthetic accuracies, none."""
+    from itercast.predict.evaluate import DIAGNOSTICS, MODEL_NAMES, VARIANTS
+    from itercast.sched.experiment import NONE
+    from itercast.sched.jobs import ORACLE, SYNTHETIC_ACCURACIES, synthetic_name
+
+    return (ORACLE, *MODEL_NAMES, *VARIANTS, *DIAGNOSTICS, *map(synthetic_name, SYNTHETIC_ACCURACIES), NONE)
 
 
 def iteration_times(args):
@@ -176,18 +189,17 @@ def run_sched_prediction(args) -> int:
     for option, path in (("--plot", args.plot), ("--write-workload", args.write_workload)):
         _require_output_directory(option, path)
     times = iteration_times(args)
-    hardware = [name.strip() for name in (args.hardware or "").split(",") if name.strip()]
     jobs = configure(args.workload, times, args.seed, start=_time_option("--start", args.start),
-                     end=_time_option("--end", args.end), virtual_clusters=args.vc, hardware=hardware,
+                     end=_time_option("--end", args.end), virtual_clusters=args.vc, hardware=args.hardware or [],
                      sia_models=args.sia_models)
     cluster = cluster_for(jobs.workload.gpu_types, args.gpus, args.gpus_per_node)
     _report_bad_rows(jobs.workload)
     if args.write_workload:
         write_workload(jobs, args.write_workload)
-    chosen = [name.strip() for name in args.autosched_estimators.split(",") if name.strip()]
+    chosen = list(args.autosched_estimators)
     policies = ESTIMATE_POLICIES if chosen else tuple(p for p in ESTIMATE_POLICIES if p != "autosched")
     experiment = run_experiment(jobs, cluster, policies=policies, autosched_estimators=chosen,
-                                evaluator=make_evaluator(args.workers))
+                                evaluator=make_evaluator(options.workers_count(args.workers)))
     if args.plot:
         plot(experiment, args.plot, title=f"{Path(args.workload).name}, {args.gpus} GPUs")
     if args.json:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
+from itercast.cli import options
 from itercast.sim import FORMATS, POLICIES, Cluster, SimConfig, load_workload, simulate
 from itercast.sim.errors import SimConfigError
 from itercast.sim.loaders import parse_time
@@ -26,7 +27,7 @@ def register(subparsers):
                         help="set a configuration field, e.g. lease_s=60 or queue_limits_gpu_s=600,3600")
     parser.add_argument("--start", help="keep jobs submitted at or after this time (seconds or ISO date)")
     parser.add_argument("--end", help="keep jobs submitted before this time (seconds or ISO date)")
-    parser.add_argument("--vc", help="keep the jobs of this virtual cluster only")
+    options.add_list_option(parser, "--vc", metavar="NAME", help="keep the jobs of these virtual clusters only")
     parser.add_argument("--strict", action="store_true", help="fail on the first bad row instead of skipping it")
     parser.add_argument("--estimator", metavar="NAME",
                         help="rank by the estimates of column estimated_duration:NAME instead of estimated_duration "

@@ -16,7 +16,7 @@ import csv
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence, Union
 
 import numpy as np
 
@@ -110,10 +110,10 @@ FORMATS = {
 
 
 def load_workload(path, fmt: Optional[str] = None, *, start: Optional[float] = None,
-                  end: Optional[float] = None, virtual_cluster: Optional[str] = None,
+                  end: Optional[float] = None, virtual_cluster: Union[str, Sequence[str], None] = None,
                   strict: bool = False, estimator: Optional[str] = None) -> Workload:
     """Reads a workload CSV (format guessed from the header unless given),
-    keeps jobs submitted in [start, end) and, if given, of one virtual cluster;
+    keeps jobs submitted in [start, end) and, if given, of a virtual cluster (or any of several);
     the estimates are those of ``estimator``'s column when one is named."""
     path = Path(path)
     try:

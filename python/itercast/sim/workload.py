@@ -163,10 +163,12 @@ class Workload:
             mask &= self.submit < end
         return self.subset(mask)
 
-    def in_virtual_cluster(self, name: str) -> "Workload":
+    def in_virtual_cluster(self, names: Union[str, Iterable[str]]) -> "Workload":
+        """The jobs of one virtual cluster, or of any of several."""
         if self.virtual_cluster is None:
             raise WorkloadError("this workload has no virtual cluster column", self.source)
-        return self.subset(self.virtual_cluster == name)
+        wanted = [names] if isinstance(names, str) else list(names)
+        return self.subset(np.isin(self.virtual_cluster, wanted))
 
     @property
     def live(self) -> bool:
