@@ -25,7 +25,7 @@ def test_unknown_model_is_a_clear_error_with_nonzero_exit(tmp_path, capsys):
     code = main(["collect", "--out", str(tmp_path), "--models", "resnet18", "not_a_model"])
     assert code != 0
     error = capsys.readouterr().err
-    assert "unknown model(s): not_a_model" in error
+    assert "argument --models: invalid choice: 'not_a_model'" in error
     assert not (tmp_path / "manifest.csv").exists()
 
 

@@ -142,8 +142,8 @@ def test_bad_dataset_path_exits_non_zero_with_a_message(tmp_path, capsys):
 
 
 def test_unknown_model_is_refused_before_training(capsys):
-    assert main(["evaluate", str(tiny_collection()), "--models", "median,prophet"]) != 0
-    assert "unknown model 'prophet'" in capsys.readouterr().err
+    assert main(["evaluate", str(tiny_collection()), "--models", "median,prophet"]) == 2
+    assert "argument --models: invalid choice: 'prophet'" in capsys.readouterr().err
 
 
 def test_a_missing_package_is_named_before_any_training(capsys, monkeypatch):

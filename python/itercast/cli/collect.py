@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from itercast.cli import options
 from itercast.collect import zoo
 from itercast.collect.runner import DEFAULT_TIME_LIMIT_S, DTYPES, suites
 from itercast.errors import ItercastError
@@ -19,20 +20,23 @@ def register(subparsers):
     parser.add_argument("--suite", choices=("zoo", "blind"), default="zoo",
                         help="zoo: the training zoo (default); blind: architectures whose op types the zoo "
                              "never runs, to test a zoo-trained predictor on")
-    parser.add_argument("--models", nargs="+", metavar="NAME", help="models of the suite (default: all)")
-    parser.add_argument("--families", nargs="+", metavar="FAMILY",
-                        choices=sorted({spec.family for models in suites().values() for spec in models.values()}),
-                        help="only models of these families")
-    parser.add_argument("--batch-sizes", nargs="+", type=int, metavar="N",
-                        default=list(zoo.DEFAULT_BATCH_SIZES))
-    parser.add_argument("--input-sizes", nargs="+", type=int, metavar="N",
-                        help="override every model's default input sizes (px, tokens, ...)")
+    every_suite = [spec for models in suites().values() for spec in models.values()]
+    options.add_list_option(parser, "--models", metavar="NAME", space_separated=True,
+                            choices=sorted({spec.name for spec in every_suite}),
+                            help="models of the suite (default: all)")
+    options.add_list_option(parser, "--families", metavar="FAMILY", space_separated=True,
+                            choices=sorted({spec.family for spec in every_suite}),
+                            help="only models of these families")
+    options.add_list_option(parser, "--batch-sizes", item_type=int, metavar="N", space_separated=True,
+                            default=list(zoo.DEFAULT_BATCH_SIZES), help="batch sizes of the grid")
+    options.add_list_option(parser, "--input-sizes", item_type=int, metavar="N", space_separated=True,
+                            help="override every model's default input sizes (px, tokens, ...)")
     parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default: cpu)")
     parser.add_argument("--threads", type=int, default=1,
                         help="intra-op threads (torch.set_num_threads); default 1 for stable labels")
     parser.add_argument("--dtype", default="float32", choices=DTYPES)
     parser.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT_S, metavar="SECONDS",
-                        help="per-configuration limit; a slower one is recorded as timeout")
+                        help="per-configuration limit in seconds; a slower one is recorded as timeout")
     parser.add_argument("--label-passes", type=int, default=1, metavar="N",
                         help="time each ok configuration's un-profiled steps in N passes over the "
                              "grid (the first is the profiled run's own), minutes apart, into "

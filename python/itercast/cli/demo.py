@@ -10,6 +10,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from itercast.cli import options
+
 # Small members of every family, quick to run on one CPU thread.
 DEMO_MODELS = ("resnet18", "mobilenet_v3_small", "squeezenet1_1", "regnet_x_200mf", "vit_micro", "mixer_small",
                "bert_tiny", "bert_mini", "gpt_nano", "gpt_micro", "seq2seq_tiny", "lstm_256", "gru_256",
@@ -19,12 +21,18 @@ BATCH_SIZES = (2, 8)
 
 
 def register(subparsers) -> None:
+    from itercast.collect import zoo
+
     parser = subparsers.add_parser("demo", help="collect a small zoo, evaluate, train and predict, end to end")
     parser.add_argument("--out", default="itercast-demo", help="working directory (default ./itercast-demo)")
-    parser.add_argument("--ets-seconds", type=float, default=30.0, help="training budget of the ETS reference")
-    parser.add_argument("--models", default=",".join(DEMO_MODELS), help="comma-separated zoo models to collect")
+    parser.add_argument("--ets-seconds", type=float, default=30.0, metavar="SECONDS",
+                        help="training budget of the ETS reference in seconds (default 30)")
+    options.add_list_option(parser, "--models", default=DEMO_MODELS, metavar="NAME", choices=tuple(zoo.MODELS),
+                            help="zoo models to collect")
     parser.add_argument("--held-out", default=HELD_OUT, help=f"architecture to predict unseen (default {HELD_OUT})")
-    parser.add_argument("--collection", help="use this existing collection instead of collecting")
+    dataset = options.add_dataset_option(parser, "use this existing collection instead of collecting",
+                                         required=False)
+    options.add_deprecated_alias(parser, "--collection", dataset)
     parser.set_defaults(run=run)
 
 
@@ -38,9 +46,9 @@ def run(args) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    collection = Path(args.collection) if args.collection else out / "collection"
-    if not args.collection:
-        models = [name.strip() for name in args.models.split(",") if name.strip()]
+    collection = Path(args.dataset) if args.dataset else out / "collection"
+    if not args.dataset:
+        models = list(args.models)
         print(f"1/4 collecting {len(models)} models x batch {BATCH_SIZES} on this CPU into {collection}")
         collect(collection, models=models, batch_sizes=BATCH_SIZES,
                 protocol=Protocol(warmup_steps=2, measured_steps=5, min_measured_seconds=0.0))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from itercast.cli import options
 from itercast.errors import ItercastError
 
 
@@ -18,7 +19,7 @@ def register(subparsers) -> None:
     defaults = Settings()
     parser = subparsers.add_parser(
         "evaluate", help="compare the predictor with the ETS reference and baselines on a labelled collection")
-    parser.add_argument("dataset", help="collection directory (or its manifest.csv)")
+    options.add_dataset_option(parser, "collection directory (or its manifest.csv)", legacy_positional=True)
     parser.add_argument("--split", choices=("arch", "line", "config", "op"), default=defaults.split,
                         help="keep whole architectures (default), whole architecture lines (a model with its "
                              "size variants, the manifest's arch column), whole configurations, or op types "
@@ -30,14 +31,15 @@ def register(subparsers) -> None:
                              "saw; --split and --folds are then unused")
     parser.add_argument("--folds", type=int, default=defaults.folds,
                         help="k folds over the groups; 1 (default) is a single 80/20 holdout")
-    parser.add_argument("--models", default=",".join(MODEL_NAMES),
-                        help=f"comma-separated, from {','.join(MODEL_NAMES)} (default: all); "
+    options.add_list_option(parser, "--models", default=MODEL_NAMES, metavar="NAME[,NAME]",
+                            choices=MODEL_NAMES + DIAGNOSTICS + VARIANTS,
+                            help=f"from {','.join(MODEL_NAMES)} (default: all); "
                              f"diagnostic: {','.join(DIAGNOSTICS)} (the test traces' measured op time); "
                              f"variants: {','.join(VARIANTS)} (each op from every window covering it, averaged "
                              f"as ETS; from its most central window, as lightgbm does)")
     parser.add_argument("--rounds", type=int, default=defaults.rounds, help="LightGBM boosting rounds")
-    parser.add_argument("--ets-seconds", type=float, default=defaults.ets_seconds,
-                        help="wall-clock training budget of the ETS reference per fold")
+    parser.add_argument("--ets-seconds", type=float, default=defaults.ets_seconds, metavar="SECONDS",
+                        help="wall-clock training budget of the ETS reference per fold, in seconds")
     parser.add_argument("--ets-threads", type=int, default=None, help="torch threads for the ETS reference")
     parser.add_argument("--limit-configs", type=int, default=None, metavar="N",
                         help="use a seeded random subset of N configurations")
@@ -50,10 +52,12 @@ def register(subparsers) -> None:
                         help="pickle of featurised samples: read when it covers the dataset, else written")
     parser.add_argument("--plot", default=None, metavar="PNG", help="write predicted vs measured")
     parser.add_argument("--families-csv", default=None, metavar="CSV", help="write per-family MRE")
-    parser.add_argument("--predictions-csv", default=None, metavar="CSV",
-                        help="write every tested configuration's measured step time and each model's held-out "
-                             "prediction (with --folds K, every configuration is tested once; input to "
-                             "itercast experiment sched-prediction)")
+    predictions = parser.add_argument(
+        "--predictions", default=None, metavar="CSV",
+        help="write every tested configuration's measured step time and each model's held-out prediction "
+             "(with --folds K, every configuration is tested once; read by itercast experiment "
+             "sched-prediction --predictions)")
+    options.add_deprecated_alias(parser, "--predictions-csv", predictions)
     parser.add_argument("--also-on", default=None, metavar="DATASET",
                         help="also print the tables scored only on this collection's configurations (e.g. the "
                              "collection before configurations were added), from the same trained models")
@@ -74,8 +78,7 @@ def register(subparsers) -> None:
 def settings_from(args):
     from itercast.predict.evaluate import Settings
 
-    models = tuple(name.strip() for name in args.models.split(",") if name.strip())
-    return Settings(models=models, split=args.split, folds=args.folds, seed=args.seed, rounds=args.rounds,
+    return Settings(models=tuple(args.models), split=args.split, folds=args.folds, seed=args.seed, rounds=args.rounds,
                     ets_seconds=args.ets_seconds, ets_threads=args.ets_threads,
                     calibration_folds=args.calibration_folds or None)
 
@@ -108,8 +111,8 @@ def run(args) -> int:
         result.write_plot(args.plot)
     if args.families_csv:
         result.write_family_csv(args.families_csv)
-    if args.predictions_csv:
-        result.write_predictions_csv(args.predictions_csv, dataset.configs)
+    if args.predictions:
+        result.write_predictions_csv(args.predictions, dataset.configs)
     if args.json or args.json_out:
         also = {"also_on": {"dataset": args.also_on, **subset.to_dict()}} if subset else {}
         speed = {"machine_speed": {"exponent": dataset.machine_speed.exponent, "pairs": dataset.machine_speed.pairs,
@@ -153,7 +156,7 @@ def run(args) -> int:
             print()
             print(subset.op_class_tables())
     for label, path in (("plot", args.plot), ("per-family CSV", args.families_csv),
-                        ("predictions CSV", args.predictions_csv)):
+                        ("predictions CSV", args.predictions)):
         if path:
             print(f"{label}: {path}", file=sys.stderr)
     return 0

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import time
 
+from itercast.cli import options
+
 
 def register(subparsers) -> None:
     from itercast.predict.hardware_model import CALIBRATION_FOLDS
 
     parser = subparsers.add_parser("train", help="train a predictor on a collection (one model per hardware)")
-    parser.add_argument("dataset", help="collection directory (or its manifest.csv)")
+    options.add_dataset_option(parser, "collection directory (or its manifest.csv)", legacy_positional=True)
     parser.add_argument("-o", "--output", required=True, help="model file to write (.itc)")
     parser.add_argument("--width", type=int, default=12, help="window width (default 12)")
     parser.add_argument("--stride", type=int, default=3, help="window stride (default 3)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
+from itercast.cli import options
 from itercast.predict.hybrid import MODES
 
 
@@ -14,16 +15,17 @@ def register(subparsers) -> None:
     parser.add_argument("directory", help="where the traces appear (e.g. tensorboard_trace_handler's dir)")
     parser.add_argument("--model", required=True, action="append",
                         help="model file written by itercast train (repeat for several)")
-    parser.add_argument("--hardware", action="append", help="target hardware key (repeat; default: all)")
+    options.add_list_option(parser, "--hardware", metavar="KEY", help="target hardware keys (default: all)")
     parser.add_argument("--mode", choices=MODES, default="auto",
                         help="pricing, as itercast predict --mode (default auto: hybrid for a trace from the "
                              "target, which a CPU trace cannot tell without --trace-hardware)")
     parser.add_argument("--trace-hardware", metavar="KEY",
                         help="the hardware key the traces ran on, where a trace does not name it (a CPU trace)")
-    parser.add_argument("--interval", type=float, default=0.5, help="seconds between polls (default 0.5)")
+    parser.add_argument("--interval", type=float, default=0.5, metavar="SECONDS",
+                        help="seconds between polls (default 0.5)")
     stop = parser.add_mutually_exclusive_group()
     stop.add_argument("--once", action="store_true", help="predict the traces there now, then exit")
-    stop.add_argument("--timeout", type=float, help="stop after this many seconds")
+    stop.add_argument("--timeout", type=float, metavar="SECONDS", help="stop after this many seconds")
     parser.add_argument("--json", action="store_true", help="print one JSON object per iteration")
     parser.set_defaults(run=run)
 
