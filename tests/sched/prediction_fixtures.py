@@ -1,4 +1,4 @@
-"""A small predictions CSV (as `itercast evaluate --predictions-csv` writes) and a Sia-style workload."""
+"""A small predictions CSV (as `itercast evaluate --predictions` writes) and a Sia-style workload."""
 
 import csv
 
