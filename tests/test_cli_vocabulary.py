@@ -162,3 +162,22 @@ def test_verbosity_flags_after_the_subcommand_set_the_same_level():
         main(["sim", *flags, "--workload", "missing.csv", "--gpus", "8", "--gpus-per-node", "4", "--policy", "fifo"])
         levels[tuple(flags)] = logging.getLogger("itercast").level
     assert levels == {("-q",): logging.WARNING, ("-v",): logging.DEBUG, (): logging.INFO}
+
+
+def test_quiet_also_hides_the_progress_bars(tmp_path, monkeypatch):
+    from itercast.cli import autosched
+
+    streams = []
+    monkeypatch.setattr(autosched, "Progress", lambda stream=None: streams.append(stream))
+    monkeypatch.setattr("itercast.collect.collect", lambda out, models, **settings: streams.append(
+        settings["progress_stream"]) or [])
+    workload = tmp_path / "jobs.csv"
+    workload.write_text("job_id,num_gpu,submit_time,duration\n"
+                        + "".join(f"{job},1,{job * 600},300\n" for job in range(20)))
+    for flags in ([], ["-q"]):
+        assert main(flags + ["autosched", "--workload", str(workload), "--gpus", "4", "--gpus-per-node", "4",
+                             "--budget", "4", "--futures", "1", "--workers", "1", "--json"]) == 0
+        assert main(flags + ["collect", "--out", str(tmp_path), "--models", "mlp_512x3"]) == 0
+    loud, quiet = streams[:2], streams[2:]
+    assert loud == [None, None]  # each bar's own default, stderr
+    assert all(stream.write("x") == 1 and not stream.isatty() for stream in quiet) and len(quiet) == 2

@@ -76,7 +76,8 @@ def run(args) -> int:
     tuner = AutoSched(cluster, settings, SearchSpace(), make_evaluator(options.workers_count(args.workers), args.dask))
     try:
         outcome = replay(workload, cluster, tuner=tuner, interval_s=settings.interval_s,
-                         history_s=settings.history_s, progress=Progress())
+                         history_s=settings.history_s,
+                         progress=Progress(options.progress_stream(args.quiet)))
     finally:
         tuner.close()
     summary = outcome.summary()

@@ -61,7 +61,7 @@ def run(args) -> int:
                    batch_sizes=args.batch_sizes, input_sizes=args.input_sizes,
                    device=args.device, threads=args.threads, dtype=args.dtype,
                    time_limit_s=args.time_limit, label_passes=args.label_passes,
-                   worker_per_model=args.worker_per_model)
+                   worker_per_model=args.worker_per_model, progress_stream=options.progress_stream(args.quiet))
     counts = {}
     for row in rows:
         counts[row["status"]] = counts.get(row["status"], 0) + 1

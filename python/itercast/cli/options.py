@@ -88,7 +88,7 @@ def add_dataset_option(parser: argparse.ArgumentParser, help: str, required: boo
                        legacy_positional: bool = False) -> argparse.Action:
     """``--dataset DIR``; with ``legacy_positional``, a bare argument is also read as it, with a warning."""
     parser.set_defaults(dataset_required=required, dataset_positional=legacy_positional)
-    return parser.add_argument("--dataset", metavar="DIR", required=False, help=help)
+    return parser.add_argument("--dataset", metavar="DIR", help=help)
 
 
 def resolve_dataset(parser: argparse.ArgumentParser, args: argparse.Namespace, extras: list[str]) -> list[str]:
@@ -143,6 +143,24 @@ class _StderrHandler(logging.StreamHandler):
     @stream.setter
     def stream(self, _):
         pass
+
+
+class _Discard:
+    """A text stream that keeps nothing and never closes (a progress bar may write as it is collected)."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+def progress_stream(quiet: int):
+    """Where a progress bar goes: nowhere under -q; None: the bar's own default (stderr)."""
+    return _Discard() if quiet else None
 
 
 LOG_LEVELS = {-2: logging.ERROR, -1: logging.WARNING, 0: logging.INFO, 1: logging.DEBUG}
