@@ -147,6 +147,11 @@ def test_a_missing_dataset_is_a_usage_error(capsys):
     assert "the following arguments are required: --dataset" in capsys.readouterr().err
 
 
+def test_a_misspelt_option_is_named_as_such_beside_an_old_positional_dataset(capsys):
+    assert main(["evaluate", "d", "--modles", "median"]) == 2
+    assert "unrecognized arguments: d --modles median" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("flags, shown", [([], True), (["-v"], True), (["-q"], False), (["--quiet"], False)])
 def test_quiet_silences_the_librarys_progress_and_verbose_shows_it(tiny_collection, flags, shown, capsys):
     argv = ["evaluate", "--dataset", str(tiny_collection), "--models", "median", "--folds", "2"]

@@ -44,9 +44,10 @@ def _subcommand_parsers(parser: argparse.ArgumentParser):
 def parse(argv: list[str] | None = None):
     parser = build_parser()
     args, extras = parser.parse_known_args(argv)
-    extras = options.resolve_dataset(parser, args, extras)
+    extras = options.take_positional_dataset(args, extras)
     if extras:
         parser.error(f"unrecognized arguments: {' '.join(extras)}")
+    options.require_dataset(parser, args)
     return args
 
 

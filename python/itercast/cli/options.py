@@ -1,8 +1,9 @@
 """Options every subcommand spells the same way, and the old spellings that still work for one release.
 
 The vocabulary: a collection is ``--dataset DIR``; a predictions file is ``--predictions CSV``, written or
-read; a list option takes comma-separated items and may be repeated (``--models a,b --models c``); a time
-option says its unit; ``--workers 0`` means one process per CPU.
+read; a list option takes comma-separated items and may be repeated (``--models a,b --models c``), except
+where an item may itself hold a comma (files, ``--set KEY=VALUE``): those are repeated only; a time option
+says its unit; ``--workers 0`` means one process per CPU.
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def add_dataset_option(parser: argparse.ArgumentParser, help: str, required: boo
     return parser.add_argument("--dataset", metavar="DIR", help=help)
 
 
-def resolve_dataset(parser: argparse.ArgumentParser, args: argparse.Namespace, extras: list[str]) -> list[str]:
+def take_positional_dataset(args: argparse.Namespace, extras: list[str]) -> list[str]:
     """Fills ``args.dataset`` from an old positional dataset where the subcommand took one; returns the
     arguments still not recognised. Done after parsing, so that the bare argument may come anywhere on
     the line, as it could when it was a positional."""
@@ -101,9 +102,13 @@ def resolve_dataset(parser: argparse.ArgumentParser, args: argparse.Namespace, e
                         f"--dataset {bare[0]}")
         args.dataset = bare[0]
         extras = [text for text in extras if text is not bare[0]]
+    return extras
+
+
+def require_dataset(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Checked here rather than by argparse, which would refuse the old positional form."""
     if getattr(args, "dataset_required", False) and args.dataset is None:
         parser.error(f"{args.command}: the following arguments are required: --dataset")
-    return extras
 
 
 def non_negative_int(text: str) -> int:
