@@ -57,7 +57,7 @@ def test_op_regimes_flag_unseen_names_and_sizes_far_outside_training(samples):
 
 def test_hybrid_replaces_exactly_the_unseen_ops_predicted_times_by_measured_ones(no_convolutions, samples):
     model = next(iter(no_convolutions.models.values()))
-    model_unanchored = type(model)(**{**model.__dict__, "anchor_weight": 0.0})
+    model_unanchored = type(model)(**{**model.__dict__, "anchor_weight": 0.0, "anchor_slope": 0.0})
     tested = cnn_samples(samples)
     predicted_each = model.window_model.predict_each_op(tested)
     head_tail_ms = model.head_tail.predict_ns(iteration_terms(tested)[0]) / 1e6
@@ -83,7 +83,7 @@ def test_structure_pricing_is_the_structure_only_prediction(no_convolutions, sam
 
 def test_the_anchor_weight_blends_towards_the_traces_all_measured_estimate(no_convolutions, samples):
     model = next(iter(no_convolutions.models.values()))
-    weights = {w: type(model)(**{**model.__dict__, "anchor_weight": w}) for w in (0.0, 0.5, 1.0)}
+    weights = {w: type(model)(**{**model.__dict__, "anchor_weight": w, "anchor_slope": 0.0}) for w in (0.0, 0.5, 1.0)}
     priced = {w: m.price(samples, "hybrid").unprofiled_ms for w, m in weights.items()}
     times = model.op_times(samples).parts("measured")
     head_tail_ms = model.head_tail.predict_ns(iteration_terms(samples)[0]) / 1e6
@@ -170,7 +170,7 @@ def test_a_version_7_file_counts_every_size_of_a_seen_name_as_seen(tiny_collecti
     document = json.loads(path.read_text())
     document["version"] = 7
     for entry in document["hardware"].values():
-        for key in ("regimes", "anchor_weight", "intervals"):
+        for key in ("regimes", "anchor_weight", "anchor_slope", "intervals"):
             del entry[key]
     path.write_text(json.dumps(document))
     model = Predictor.load(path).models[predictor.hardware[0]]
@@ -180,14 +180,20 @@ def test_a_version_7_file_counts_every_size_of_a_seen_name_as_seen(tiny_collecti
     assert prediction.interval_ms is None and prediction.measured_time_fraction == pytest.approx(model.anchor_weight)
 
 
-def test_the_anchor_weight_is_the_blend_with_the_least_held_out_error():
-    from itercast.predict.hardware_model import fit_anchor_weight
+def test_the_anchor_is_the_blend_with_the_least_held_out_error():
+    from itercast.predict.hardware_model import fit_anchor
 
-    step = np.array([10.0, 20.0, 40.0])
-    assert fit_anchor_weight(step * 1.5, step, step) == 1.0  # the trace's times exact: trust them
-    assert fit_anchor_weight(step, step * 0.5, step) == 0.0  # the structure exact
+    step = np.array([10.0, 20.0, 40.0, 80.0])
+    untouched = np.ones(4)  # the profiler took no share of any trace
+    assert fit_anchor(step * 1.5, step, untouched, step) == (1.0, 0.0)  # the trace's times exact: trust them
+    assert fit_anchor(step, step * 0.5, untouched, step) == (0.0, 0.0)  # the structure exact
     # over- and under-predicting by the same factor: the geometric middle is exact
-    assert fit_anchor_weight(step * 2.0, step / 2.0, step) == pytest.approx(0.5)
+    assert fit_anchor(step * 2.0, step / 2.0, untouched, step) == (pytest.approx(0.5), 0.0)
+    # the trace's times exact where the profiler took nothing, the structure where it took half the step
+    share = np.array([1.0, 1.0, 0.5, 0.5])
+    measured_only = np.where(share == 1.0, step, step * 3.0)
+    weight, slope = fit_anchor(step * 1.5 * np.where(share == 1.0, 1.0, 1 / 1.5), measured_only, share, step)
+    assert weight == 1.0 and slope <= -2.0  # 1 + slope * 0.5 <= 0: all structure there
 
 
 def test_a_predictor_fits_its_anchor_weight_unless_given_one(dataset):
@@ -196,6 +202,7 @@ def test_a_predictor_fits_its_anchor_weight_unless_given_one(dataset):
     fitted_model, fixed_model = (next(iter(p.models.values())) for p in (fitted, fixed))
     assert fixed_model.anchor_weight == 0.3
     assert 0.0 <= fitted_model.anchor_weight <= 1.0 and fitted_model.summary["anchor_weight"] == fitted_model.anchor_weight
+    assert fitted_model.summary["anchor_slope"] == fitted_model.anchor_slope and fixed_model.anchor_slope == 0.0
 
 
 def test_a_structure_interval_widens_with_the_share_resting_on_unseen_ops(no_convolutions, samples):

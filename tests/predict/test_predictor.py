@@ -531,7 +531,7 @@ def test_the_calibration_is_optional_and_needs_two_architectures_per_fold(datase
     samples = featurise(dataset.configs)
     architectures = len({s.config.model for s in samples})
     assert architectures == 6
-    assert fit_calibration(model, samples, WindowLGBM(rounds=5), folds=4) == (Calibration(), {}, model.anchor_weight)
+    assert fit_calibration(model, samples, WindowLGBM(rounds=5), folds=4) == (Calibration(), {}, model)
     calibration, intervals, _ = fit_calibration(model, samples, WindowLGBM(rounds=5), folds=3)
     assert calibration.coefficients != [0.0, 0.0]
     assert {"hybrid", "structure"} <= set(intervals)

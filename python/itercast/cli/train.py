@@ -71,7 +71,7 @@ def run(args) -> int:
                 a, b = info["calibration"]
                 print(f"    calibrated on held-out predictions ({info['calibration_folds']} groups of architectures): "
                       f"x exp({a:+.4f} {b:+.4f} log ops); the hybrid weighs the trace's measured times "
-                      f"{info['anchor_weight']:.2f}")
+                      f"{info['anchor_weight']:.2f} {info['anchor_slope']:+.2f} x the profiler's share")
             left_out = info["unexplained_traces"]
             if left_out:
                 print(f"    not learnt from: {len(left_out)} traces whose profiled runs the reconciliation "

@@ -257,7 +257,7 @@ def fit_for(name: str, settings: Settings, hardware: str, train_samples, fitted:
         if fitted is not None:
             fitted[(key, base)] = model
     if kind.anchor_weight is not None:
-        model = replace(model, anchor_weight=kind.anchor_weight)
+        model = replace(model, anchor_weight=kind.anchor_weight, anchor_slope=0.0)
     return model
 
 

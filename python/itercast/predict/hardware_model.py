@@ -22,8 +22,9 @@ ANCHOR_WEIGHT = 0.5
 # summed time in the held-out predictions, which widen a structure-only interval by their share.
 UNSEEN_OPS = "unseen_ops"
 MIN_UNSEEN_SAMPLES = 5  # held-out predictions with unseen ops it takes to fit those quantiles
-# The weights fit_anchor_weight chooses from.
+# The weights and slopes fit_anchor chooses from (HardwareModel.anchor_weights).
 ANCHOR_WEIGHTS = np.linspace(0.0, 1.0, 21)
+ANCHOR_SLOPES = (-3.0, -2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0)
 # The prediction interval: these quantiles of held-out log errors (an 80% interval).
 INTERVAL_QUANTILES = (0.1, 0.9)
 
@@ -39,6 +40,8 @@ class Priced:
     unseen_share: np.ndarray  # of the op time, resting on ops the model has not seen (types or sizes)
     low_ms: np.ndarray  # the prediction interval (INTERVAL_QUANTILES of held-out errors)
     high_ms: np.ndarray
+    # hybrid: the trace's all-measured estimate's un-profiled share of its profiled time (anchor_weights)
+    anchor_share: np.ndarray | None = None
 
 
 @dataclass
@@ -54,6 +57,7 @@ class HardwareModel:
     calibration: Calibration = field(default_factory=Calibration)
     regimes: OpRegimes | None = None  # None: every size of the vocabulary's names counts as seen
     anchor_weight: float = ANCHOR_WEIGHT
+    anchor_slope: float = 0.0  # anchor_weights
     # mode -> [low, high] quantiles of held-out log(measured / predicted); none: no interval
     intervals: dict[str, list[float]] = field(default_factory=dict)
 
@@ -91,10 +95,12 @@ class HardwareModel:
         measured_share = times.unseen_share("hybrid") if mode == "hybrid" else np.zeros(len(samples))
         factor = 1 + (1 - measured_share) * (calibration.apply(1.0, recorded_ops) - 1)
         unprofiled_ms = self.reconciliation.floor(reconciled_ms * factor, profiled_ms)
-        if mode == "hybrid" and self.anchor_weight > 0:
+        anchor_share = None
+        if mode == "hybrid":
             anchor_profiled_ms, anchor_ms = reconciled(times.parts("measured"))
             anchor_ms = self.reconciliation.floor(anchor_ms, anchor_profiled_ms)
-            w = self.anchor_weight
+            anchor_share = anchor_ms / anchor_profiled_ms
+            w = self.anchor_weights(anchor_share)
             unprofiled_ms = np.exp((1 - w) * np.log(unprofiled_ms) + w * np.log(anchor_ms))
             measured_share = measured_share + w * (1 - measured_share)
         unseen_share = times.unseen_share(mode)
@@ -105,7 +111,13 @@ class HardwareModel:
             unseen_low, unseen_high = np.exp(self.intervals[UNSEEN_OPS])
             low_ms = low_ms * np.minimum(1.0, 1 - unseen_share + unseen_share * unseen_low)
             high_ms = high_ms * np.maximum(1.0, 1 - unseen_share + unseen_share * unseen_high)
-        return Priced(mode, profiled_ms, unprofiled_ms, measured_share, unseen_share, low_ms, high_ms)
+        return Priced(mode, profiled_ms, unprofiled_ms, measured_share, unseen_share, low_ms, high_ms, anchor_share)
+
+    def anchor_weights(self, unprofiled_share: np.ndarray) -> np.ndarray:
+        """The weight on the trace's all-measured estimate for each sample, given that estimate's un-profiled
+        share of its profiled time: ``anchor_weight``, moved by ``anchor_slope`` per unit of the share the
+        profiler took (a trace the profiler slowed much measured its ops less faithfully)."""
+        return np.clip(self.anchor_weight + self.anchor_slope * (1 - np.asarray(unprofiled_share)), 0.0, 1.0)
 
     def predict_parts(self, samples: list[TraceSample], window_model=None):
         """(profiled_ms, reconciled_ms, recorded ops) per sample, from ``window_model`` (this model's by
@@ -171,9 +183,10 @@ def fit_hardware_model(hardware: str, samples: list[TraceSample], window_model: 
                           regimes=OpRegimes.fit(kept) if hasattr(window_model, "predict_each_op") else None,
                           anchor_weight=ANCHOR_WEIGHT if anchor_weight is None else anchor_weight)
     if calibration_folds:
-        model.calibration, model.intervals, model.anchor_weight = fit_calibration(
+        model.calibration, model.intervals, fitted = fit_calibration(
             model, kept, template, calibration_folds, client, anchor_weight)
-    summary["anchor_weight"] = model.anchor_weight
+        model.anchor_weight, model.anchor_slope = fitted.anchor_weight, fitted.anchor_slope
+    summary["anchor_weight"], summary["anchor_slope"] = model.anchor_weight, model.anchor_slope
     summary["calibration_folds"] = calibration_folds if model.calibration.coefficients != [0.0, 0.0] else None
     summary["train_seconds"] = round(time.perf_counter() - start, 2)
     return model
@@ -181,17 +194,18 @@ def fit_hardware_model(hardware: str, samples: list[TraceSample], window_model: 
 
 def fit_calibration(model: HardwareModel, samples: list[TraceSample], template, folds: int,
                     client=None, anchor_weight: float | None = None
-                    ) -> tuple[Calibration, dict[str, list[float]], float]:
-    """(calibration, prediction intervals per pricing mode, the hybrid's anchor weight) fitted on held-out
-    predictions of ``samples``: their architectures (zoo models) in ``folds`` groups, each group predicted
-    by a copy of the unfitted ``template`` window model trained on the others (what it did not see judged
-    by those others' op regimes), with ``model``'s head/tail and reconciliation. ``anchor_weight``: None
-    fits it (:func:`fit_anchor_weight`), else it is kept. With fewer than two architectures a group, the
-    identity calibration, no intervals and ``model``'s weight."""
-    kept_weight = model.anchor_weight if anchor_weight is None else anchor_weight
+                    ) -> tuple[Calibration, dict[str, list[float]], HardwareModel]:
+    """(calibration, prediction intervals per pricing mode, ``model`` with the hybrid's anchor weight and
+    slope) fitted on held-out predictions of ``samples``: their architectures (zoo models) in ``folds``
+    groups, each group predicted by a copy of the unfitted ``template`` window model trained on the others
+    (what it did not see judged by those others' op regimes), with ``model``'s head/tail and
+    reconciliation. ``anchor_weight``: None fits weight and slope (:func:`fit_anchor`), else that weight
+    is kept. With fewer than two architectures a group, the identity calibration, no intervals and the
+    weight unfitted."""
+    kept = model if anchor_weight is None else replace(model, anchor_weight=anchor_weight)
     architectures = sorted({s.config.model for s in samples})
     if len(architectures) < 2 * folds:
-        return Calibration(), {}, kept_weight
+        return Calibration(), {}, kept
     order = np.random.default_rng(getattr(template, "seed", 0)).permutation(architectures)
     fold_of = {architecture: k % folds for k, architecture in enumerate(order)}
     fold = np.array([fold_of[s.config.model] for s in samples])
@@ -208,23 +222,37 @@ def fit_calibration(model: HardwareModel, samples: list[TraceSample], template, 
     measured_ms = np.array([s.config.step_ms for s in samples])
     calibration = Calibration.fit(predicted_ms, ops, measured_ms)
     if not held_out_times:
-        return calibration, {}, kept_weight
+        return calibration, {}, kept
+    anchor_slope = kept.anchor_slope
     if anchor_weight is None:
-        unanchored, measured_only = (held_out_predictions(replace(model, anchor_weight=w), samples, held_out_times,
-                                                          calibration, "hybrid") for w in (0.0, 1.0))
-        anchor_weight = fit_anchor_weight(unanchored, measured_only, measured_ms)
-    intervals = fit_intervals(replace(model, anchor_weight=anchor_weight), samples, held_out_times, calibration)
-    return calibration, intervals, float(anchor_weight)
+        unanchored = held_out_priced(replace(model, anchor_weight=0.0, anchor_slope=0.0), samples, held_out_times,
+                                     calibration, "hybrid")
+        measured_only = held_out_priced(replace(model, anchor_weight=1.0, anchor_slope=0.0), samples,
+                                        held_out_times, calibration, "hybrid")
+        anchor_weight, anchor_slope = fit_anchor(unanchored.unprofiled_ms, measured_only.unprofiled_ms,
+                                                 measured_only.anchor_share, measured_ms)
+    fitted = replace(model, anchor_weight=anchor_weight, anchor_slope=anchor_slope)
+    return calibration, fit_intervals(fitted, samples, held_out_times, calibration), fitted
+
+
+def held_out_priced(model: HardwareModel, samples, held_out_times, calibration: Calibration, mode: str) -> Priced:
+    """Every sample priced by ``mode`` from the op times (:class:`OpTimes`) an inner model that did not
+    train on it gave: ``held_out_times`` is [(sample indices, their OpTimes)]; the fields the fits read
+    (un-profiled predictions, anchor shares) in the samples' order."""
+    unprofiled, shares = np.zeros(len(samples)), np.full(len(samples), np.nan)
+    for held_out, times in held_out_times:
+        priced = model.price([samples[i] for i in held_out], mode, times, calibration)
+        unprofiled[held_out] = priced.unprofiled_ms
+        if priced.anchor_share is not None:
+            shares[held_out] = priced.anchor_share
+    empty = np.zeros(0)
+    return Priced(mode, empty, unprofiled, empty, empty, empty, empty, shares)
 
 
 def held_out_predictions(model: HardwareModel, samples, held_out_times, calibration: Calibration,
                          mode: str) -> np.ndarray:
-    """Un-profiled predictions of every sample, priced by ``mode`` from the op times (:class:`OpTimes`) an
-    inner model that did not train on it gave: ``held_out_times`` is [(sample indices, their OpTimes)]."""
-    predicted = np.zeros(len(samples))
-    for held_out, times in held_out_times:
-        predicted[held_out] = model.price([samples[i] for i in held_out], mode, times, calibration).unprofiled_ms
-    return predicted
+    """Un-profiled predictions of every sample by ``mode`` (:func:`held_out_priced`)."""
+    return held_out_priced(model, samples, held_out_times, calibration, mode).unprofiled_ms
 
 
 def fit_intervals(model: HardwareModel, samples, held_out_times, calibration: Calibration) -> dict[str, list[float]]:
@@ -246,11 +274,19 @@ def quantiles(log_errors: np.ndarray) -> list[float]:
     return [float(q) for q in np.quantile(log_errors, INTERVAL_QUANTILES)]
 
 
-def fit_anchor_weight(unanchored_ms, measured_only_ms, step_ms) -> float:
-    """The weight w of ANCHOR_WEIGHTS whose geometric blend unanchored^(1-w) * measured_only^w has the least
-    mean relative error against ``step_ms``: how far the trace's own measured times are to be trusted
-    over the structural model, learnt from predictions of architectures the model did not train on."""
+def fit_anchor(unanchored_ms, measured_only_ms, anchor_share, step_ms) -> tuple[float, float]:
+    """(weight, slope) of ANCHOR_WEIGHTS x ANCHOR_SLOPES whose blend -- unanchored^(1-w) * measured_only^w
+    with w = HardwareModel.anchor_weights(anchor_share) -- has the least mean relative error against
+    ``step_ms``: how far the trace's own measured times are to be trusted over the structural model, and
+    how much less where the profiler slowed the trace more, learnt from predictions of architectures the
+    model did not train on. Ties go to the smallest slope magnitude, then the smallest weight."""
     log_unanchored, log_measured = np.log(unanchored_ms), np.log(measured_only_ms)
-    errors = [np.mean(np.abs(np.exp((1 - w) * log_unanchored + w * log_measured) / step_ms - 1))
-              for w in ANCHOR_WEIGHTS]
-    return float(ANCHOR_WEIGHTS[int(np.argmin(errors))])
+    taken = 1 - np.asarray(anchor_share)
+    best = None
+    for slope in sorted(ANCHOR_SLOPES, key=abs):
+        for weight in ANCHOR_WEIGHTS:
+            w = np.clip(weight + slope * taken, 0.0, 1.0)
+            error = float(np.mean(np.abs(np.exp((1 - w) * log_unanchored + w * log_measured) / step_ms - 1)))
+            if best is None or error < best[0] - 1e-12:
+                best = (error, float(weight), float(slope))
+    return best[1], best[2]

@@ -27,7 +27,7 @@ MODEL_FORMAT = "itercast-model"
 # 6: linear leaves read features within their training range (the window model's ``linear_bounds``)
 # 7: the un-profiled prediction is at least a share of the profiled one (``Reconciliation.min_share``)
 # 8: the hybrid pricing: each op name's training range (``regimes``), the weight of the trace's measured
-#    estimate (``anchor_weight``) and the prediction intervals per mode (``intervals``)
+#    estimate (``anchor_weight``, ``anchor_slope``) and the prediction intervals per mode (``intervals``)
 MODEL_VERSION = 8
 
 
@@ -61,6 +61,7 @@ def _names_only(entry: dict) -> None:
     weight (structure-only pricing, the only one such a file knew, is unchanged by it)."""
     entry["regimes"] = None
     entry["anchor_weight"] = ANCHOR_WEIGHT
+    entry["anchor_slope"] = 0.0
     entry["intervals"] = {}
 
 
@@ -82,7 +83,8 @@ def entry_of(model: HardwareModel) -> dict:
     return {"window_model": model.window_model.to_dict(), "head_tail": asdict(model.head_tail),
             "reconciliation": asdict(model.reconciliation), "calibration": asdict(model.calibration),
             "vocabulary": sorted(model.vocabulary), "summary": model.summary,
-            "regimes": model.regimes.to_dict(), "anchor_weight": model.anchor_weight, "intervals": model.intervals}
+            "regimes": model.regimes.to_dict(), "anchor_weight": model.anchor_weight,
+            "anchor_slope": model.anchor_slope, "intervals": model.intervals}
 
 
 def hardware_model_of(key: str, entry: dict) -> HardwareModel:
@@ -91,7 +93,8 @@ def hardware_model_of(key: str, entry: dict) -> HardwareModel:
                          Reconciliation(**entry["reconciliation"]), set(entry["vocabulary"]),
                          entry.get("summary", {}), Calibration(**entry["calibration"]),
                          OpRegimes.from_dict(entry["regimes"]) if entry["regimes"] is not None else None,
-                         float(entry["anchor_weight"]), {mode: list(q) for mode, q in entry["intervals"].items()})
+                         float(entry["anchor_weight"]), float(entry["anchor_slope"]),
+                         {mode: list(q) for mode, q in entry["intervals"].items()})
 
 
 def write(path: str | os.PathLike, settings: dict, models: dict[str, HardwareModel]) -> None:
