@@ -128,7 +128,7 @@ class Predictor:
         # inner folds of held-out predictions the calibration learns from; None: no calibration
         self.calibration_folds = calibration_folds
         # the hybrid pricing's weight on the trace's all-measured estimate; None: fitted on the calibration's
-        # held-out predictions (hardware_model.fit_anchor_weight)
+        # held-out predictions with its slope (hardware_model.fit_anchor)
         self.anchor_weight = anchor_weight
         self.models: dict[str, HardwareModel] = {}
 
