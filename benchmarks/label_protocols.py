@@ -14,7 +14,9 @@ Protocols (each after the same warm-up):
   their per-pair ratios times the pass's median reference step: both see the same interference;
 - ``rounds``: ``--rounds`` rounds that visit every configuration once each in a shuffled order,
   ``--round-steps`` steps a visit, the label the median of a configuration's per-round medians (wall),
-  and ``rounds-cpu`` the same in thread CPU time.
+  and ``rounds-cpu`` the same in thread CPU time;
+- ``paired-rounds``: both -- each visit of each round times ``--round-steps`` reference/configuration
+  pairs, the label the median of all a configuration's pair ratios times the pass's median reference step.
 
     PYTHONPATH=python python3 benchmarks/label_protocols.py --out idle.csv
     PYTHONPATH=python python3 benchmarks/label_protocols.py --out loaded.csv --load pytest
@@ -35,7 +37,7 @@ import numpy as np
 # Small members of every zoo family at two batch sizes: steps of ~1-100 ms, a pass of a few minutes.
 DEFAULT_MODELS = ("resnet18", "mobilenet_v3_small", "vit_micro", "bert_tiny", "gpt_nano", "lstm_256",
                   "gru_256", "mlp_512x3", "autoencoder_512", "dlrm_small", "ncf", "seq2seq_tiny")
-PROTOCOLS = ("wall", "cpu", "paired", "rounds", "rounds-cpu")
+PROTOCOLS = ("wall", "cpu", "paired", "rounds", "rounds-cpu", "paired-rounds")
 
 
 def build(name: str, batch: int):
@@ -116,6 +118,16 @@ def one_pass(configs, args) -> list[dict]:
     for config_id, medians in per_round.items():
         wall, cpu = np.median(np.array(medians), axis=0)
         labels[config_id].update({"rounds": float(wall), "rounds-cpu": float(cpu)})
+    pair_ratios: dict[str, list[float]] = {config_id: [] for config_id, _ in configs}
+    pair_references: list[float] = []
+    for _ in range(args.rounds):
+        for index in rng.permutation(len(configs)):
+            config_id, step = configs[index]
+            ratio, reference_ns = paired(step, reference, args.round_steps)
+            pair_ratios[config_id].append(ratio)
+            pair_references.append(reference_ns)
+    for config_id, ratios in pair_ratios.items():
+        labels[config_id]["paired-rounds"] = float(np.median(ratios)) * float(np.median(pair_references))
     return [{"config_id": config_id, "protocol": protocol, "ms": values[protocol] / 1e6}
             for config_id, values in labels.items() for protocol in PROTOCOLS]
 
