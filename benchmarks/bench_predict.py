@@ -115,6 +115,15 @@ def test_prediction_latency_per_iteration(benchmark, model, one, samples):
     assert unprofiled[0] > 0
 
 
+@pytest.mark.parametrize("mode", ["structure", "hybrid"])
+def test_priced_latency_per_iteration(benchmark, model, one, mode):
+    """What Predictor.predict runs: HardwareModel.price, per-op predictions and the unseen and measured
+    parts (the hybrid's measured estimate too), against test_prediction_latency_per_iteration's sums."""
+    benchmark.extra_info["mode"] = mode
+    priced = benchmark(lambda: model.price([replace(one)], mode))
+    assert priced.unprofiled_ms[0] > 0
+
+
 def distinct_rows(x: np.ndarray) -> int:
     """Rows of x distinct by their bytes (-0.0 and 0.0 apart, NaNs alike)."""
     return len(np.unique(np.ascontiguousarray(x).view(np.dtype((np.void, x.dtype.itemsize * x.shape[1]))).ravel()))

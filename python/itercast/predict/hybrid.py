@@ -40,9 +40,14 @@ def measured_each_op(sample) -> np.ndarray:
 @dataclass
 class OpRegimes:
     """Per canonical op name, the range of log(1 + FLOPs) and log(1 + bytes) its ops had in training:
-    ``ranges[name] = [low flops, high flops, low bytes, high bytes]``."""
+    ``ranges[name] = [low flops, high flops, low bytes, high bytes]`` (read once, when made)."""
 
     ranges: dict[str, list[float]] = field(default_factory=dict)
+
+    def __post_init__(self):
+        # names -> rows of one bounds table, the last row NaN (an unseen name): a lookup per op, not a list
+        self._row = {name: k for k, name in enumerate(self.ranges)}
+        self._bounds = np.array([*self.ranges.values(), [np.nan] * 4], dtype=np.float64).reshape(-1, 4)
 
     @classmethod
     def fit(cls, samples) -> "OpRegimes":
@@ -72,8 +77,9 @@ class OpRegimes:
         """(ops,) bool: which of the sample's ops are of a type never seen in training, or of a FLOP or
         byte count more than exp(``margin``) times outside the range its type had there."""
         features = op_features(sample)
-        bounds = np.array([self.ranges.get(name, [np.nan] * 4) for name in sample.op_names],
-                          dtype=np.float64).reshape(-1, 4)
+        missing = len(self._bounds) - 1
+        bounds = self._bounds[np.fromiter((self._row.get(name, missing) for name in sample.op_names),
+                                          dtype=np.int64, count=len(sample.op_names))]
         flops, bytes_ = features[:, LOG_FLOPS].astype(np.float64), features[:, LOG_BYTES].astype(np.float64)
         with np.errstate(invalid="ignore"):
             inside = ((flops >= bounds[:, 0] - margin) & (flops <= bounds[:, 1] + margin)
