@@ -40,19 +40,25 @@ def test_list_prints_the_zoo(capsys):
     assert all(name in listing for name in zoo.MODELS)
 
 
+def recorded_collect(monkeypatch) -> dict:
+    """collect() replaced by one that records the models and settings the CLI hands it, collecting nothing."""
+    recorded = {}
+
+    def record(out, models, **settings):
+        recorded.update(settings, models=models)
+        return []
+
+    monkeypatch.setattr("itercast.collect.collect", record)
+    return recorded
+
+
 def test_the_blind_suite_lists_and_collects_its_own_models(tmp_path, monkeypatch, capsys):
     from itercast.collect import blind
 
     assert main(["collect", "--list", "--suite", "blind"]) == 0
     listing = capsys.readouterr().out
     assert all(name in listing for name in blind.MODELS) and "resnet18 " not in listing
-    chosen = {}
-
-    def record_selection(out, models, **settings):
-        chosen["models"] = models
-        return []
-
-    monkeypatch.setattr("itercast.collect.collect", record_selection)
+    chosen = recorded_collect(monkeypatch)
     assert main(["collect", "--out", str(tmp_path), "--suite", "blind"]) == 0
     assert chosen["models"] == list(blind.MODELS)
     assert main(["collect", "--out", str(tmp_path), "--suite", "blind", "--families", "graph"]) == 0
@@ -60,25 +66,13 @@ def test_the_blind_suite_lists_and_collects_its_own_models(tmp_path, monkeypatch
 
 
 def test_families_narrow_the_selection(tmp_path, monkeypatch):
-    chosen = {}
-
-    def record_selection(out, models, **settings):
-        chosen["models"] = models
-        return []
-
-    monkeypatch.setattr("itercast.collect.collect", record_selection)
+    chosen = recorded_collect(monkeypatch)
     assert main(["collect", "--out", str(tmp_path), "--families", "recommender"]) == 0
     assert chosen["models"] == [spec.name for spec in zoo.by_family()["recommender"]]
 
 
 def test_label_passes_reach_the_collection(tmp_path, monkeypatch):
-    settings = {}
-
-    def record_settings(out, models, **given):
-        settings.update(given)
-        return []
-
-    monkeypatch.setattr("itercast.collect.collect", record_settings)
+    settings = recorded_collect(monkeypatch)
     assert main(["collect", "--out", str(tmp_path), "--label-passes", "3"]) == 0
     assert settings["label_passes"] == 3
     assert main(["collect", "--out", str(tmp_path)]) == 0
