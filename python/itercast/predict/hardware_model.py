@@ -16,8 +16,8 @@ from itercast.predict.window_model import WindowModel
 
 # The hybrid pricing's weight on the trace's all-measured estimate (geometric blend) where it cannot be
 # fitted on held-out predictions (no calibration folds, or a model file from before it was kept): the
-# weight fitted on the CPU zoo (docs/predictor.md, "Hybrid pricing").
-ANCHOR_WEIGHT = 0.5
+# weight fitted on the CPU zoo (docs/predictor.md, item 7).
+ANCHOR_WEIGHT = 0.95
 # The intervals' entry for the ops the model had not seen: quantiles of log(measured / predicted) of their
 # summed time in the held-out predictions, which widen a structure-only interval by their share.
 UNSEEN_OPS = "unseen_ops"
@@ -84,23 +84,18 @@ class HardwareModel:
         (``anchor_weight``, geometric). ``times``: :meth:`op_times`, if the caller has them."""
         times = self.op_times(samples) if times is None else times
         calibration = self.calibration if calibration is None else calibration
-        head_tail_design, recorded_ops = iteration_terms(samples)
-        head_tail_ms = self.head_tail.predict_ns(head_tail_design) / 1e6
-
-        def reconciled(parts):
-            durations_ms, rest_ms = parts[:, 0] / 1e6, parts[:, 1] / 1e6 + head_tail_ms
-            return durations_ms + rest_ms, self.reconciliation.apply(durations_ms, rest_ms, recorded_ops)
-
-        profiled_ms, reconciled_ms = reconciled(times.parts(mode))
+        terms = iteration_terms(samples)
+        recorded_ops = terms[1]
+        profiled_ms, reconciled_ms, _ = self.reconciled(samples, times.parts(mode), terms)
         measured_share = times.unseen_share("hybrid") if mode == "hybrid" else np.zeros(len(samples))
         factor = 1 + (1 - measured_share) * (calibration.apply(1.0, recorded_ops) - 1)
         unprofiled_ms = self.reconciliation.floor(reconciled_ms * factor, profiled_ms)
         anchor_share = None
         if mode == "hybrid":
-            anchor_profiled_ms, anchor_ms = reconciled(times.parts("measured"))
+            anchor_profiled_ms, anchor_ms, _ = self.reconciled(samples, times.parts("measured"), terms)
             anchor_ms = self.reconciliation.floor(anchor_ms, anchor_profiled_ms)
             anchor_share = anchor_ms / anchor_profiled_ms
-            w = self.anchor_weights(anchor_share)
+            w = anchor_weights(self.anchor_weight, self.anchor_slope, anchor_share)
             unprofiled_ms = np.exp((1 - w) * np.log(unprofiled_ms) + w * np.log(anchor_ms))
             measured_share = measured_share + w * (1 - measured_share)
         unseen_share = times.unseen_share(mode)
@@ -113,20 +108,28 @@ class HardwareModel:
             high_ms = high_ms * np.maximum(1.0, 1 - unseen_share + unseen_share * unseen_high)
         return Priced(mode, profiled_ms, unprofiled_ms, measured_share, unseen_share, low_ms, high_ms, anchor_share)
 
-    def anchor_weights(self, unprofiled_share: np.ndarray) -> np.ndarray:
-        """The weight on the trace's all-measured estimate for each sample, given that estimate's un-profiled
-        share of its profiled time: ``anchor_weight``, moved by ``anchor_slope`` per unit of the share the
-        profiler took (a trace the profiler slowed much measured its ops less faithfully)."""
-        return np.clip(self.anchor_weight + self.anchor_slope * (1 - np.asarray(unprofiled_share)), 0.0, 1.0)
-
     def predict_parts(self, samples: list[TraceSample], window_model=None):
         """(profiled_ms, reconciled_ms, recorded ops) per sample, from ``window_model`` (this model's by
         default) and this model's head/tail and reconciliation, before the calibration."""
-        head_tail_design, recorded_ops = iteration_terms(samples)
         durations_ns, gaps_ns = (self.window_model if window_model is None else window_model).predict_op_parts(samples)
-        rest_ms = (gaps_ns + self.head_tail.predict_ns(head_tail_design)) / 1e6
-        profiled_ms = durations_ns / 1e6 + rest_ms
-        return profiled_ms, self.reconciliation.apply(durations_ns / 1e6, rest_ms, recorded_ops), recorded_ops
+        return self.reconciled(samples, np.stack([durations_ns, gaps_ns], axis=1))
+
+    def reconciled(self, samples: list[TraceSample], parts: np.ndarray, terms=None):
+        """(profiled_ms, reconciled_ms, recorded ops) per sample from its summed op (durations, gaps) in ns,
+        ``parts`` (samples, 2): the head/tail added, mapped to the un-profiled step before the calibration.
+        ``terms``: the samples' :func:`iteration_terms`, if the caller has them."""
+        head_tail_design, recorded_ops = iteration_terms(samples) if terms is None else terms
+        durations_ms = parts[:, 0] / 1e6
+        rest_ms = (parts[:, 1] + self.head_tail.predict_ns(head_tail_design)) / 1e6
+        return (durations_ms + rest_ms, self.reconciliation.apply(durations_ms, rest_ms, recorded_ops),
+                recorded_ops)
+
+
+def anchor_weights(weight: float, slope: float, unprofiled_share) -> np.ndarray:
+    """The hybrid's weight on the trace's all-measured estimate for each sample, given that estimate's
+    un-profiled share of its profiled time: ``weight``, moved by ``slope`` per unit of the share the profiler
+    took (a trace the profiler slowed much measured its ops less faithfully)."""
+    return np.clip(weight + slope * (1 - np.asarray(unprofiled_share)), 0.0, 1.0)
 
 
 def iteration_terms(samples: list[TraceSample]) -> tuple[np.ndarray, np.ndarray]:
@@ -216,51 +219,47 @@ def fit_calibration(model: HardwareModel, samples: list[TraceSample], template, 
         training = [s for s, f in zip(samples, fold) if f != k]
         inner = copy.deepcopy(template).fit(training, client=client)
         tested = [samples[i] for i in held_out]
-        _, predicted_ms[held_out], ops[held_out] = model.predict_parts(tested, inner)
-        if hasattr(inner, "predict_each_op"):
-            held_out_times.append((held_out, model.op_times(tested, inner, OpRegimes.fit(training))))
+        if hasattr(inner, "predict_each_op"):  # per op, so that the hybrid can be priced from the same scores
+            times = model.op_times(tested, inner, OpRegimes.fit(training))
+            held_out_times.append((held_out, times))
+            _, predicted_ms[held_out], ops[held_out] = model.reconciled(tested, times.parts("structure"))
+        else:
+            _, predicted_ms[held_out], ops[held_out] = model.predict_parts(tested, inner)
     measured_ms = np.array([s.config.step_ms for s in samples])
     calibration = Calibration.fit(predicted_ms, ops, measured_ms)
     if not held_out_times:
         return calibration, {}, kept
     anchor_slope = kept.anchor_slope
     if anchor_weight is None:
-        unanchored = held_out_priced(replace(model, anchor_weight=0.0, anchor_slope=0.0), samples, held_out_times,
-                                     calibration, "hybrid")
-        measured_only = held_out_priced(replace(model, anchor_weight=1.0, anchor_slope=0.0), samples,
+        unanchored, _ = held_out_priced(replace(model, anchor_weight=0.0, anchor_slope=0.0), samples,
                                         held_out_times, calibration, "hybrid")
-        anchor_weight, anchor_slope = fit_anchor(unanchored.unprofiled_ms, measured_only.unprofiled_ms,
-                                                 measured_only.anchor_share, measured_ms)
+        measured_only, anchor_share = held_out_priced(replace(model, anchor_weight=1.0, anchor_slope=0.0), samples,
+                                                      held_out_times, calibration, "hybrid")
+        anchor_weight, anchor_slope = fit_anchor(unanchored, measured_only, anchor_share, measured_ms)
     fitted = replace(model, anchor_weight=anchor_weight, anchor_slope=anchor_slope)
     return calibration, fit_intervals(fitted, samples, held_out_times, calibration), fitted
 
 
-def held_out_priced(model: HardwareModel, samples, held_out_times, calibration: Calibration, mode: str) -> Priced:
-    """Every sample priced by ``mode`` from the op times (:class:`OpTimes`) an inner model that did not
-    train on it gave: ``held_out_times`` is [(sample indices, their OpTimes)]; the fields the fits read
-    (un-profiled predictions, anchor shares) in the samples' order."""
+def held_out_priced(model: HardwareModel, samples, held_out_times, calibration: Calibration,
+                    mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """(un-profiled predictions, anchor shares; NaN outside the hybrid) of every sample, in the samples'
+    order, priced by ``mode`` from the op times (:class:`OpTimes`) an inner model that did not train on it
+    gave: ``held_out_times`` is [(sample indices, their OpTimes)]."""
     unprofiled, shares = np.zeros(len(samples)), np.full(len(samples), np.nan)
     for held_out, times in held_out_times:
         priced = model.price([samples[i] for i in held_out], mode, times, calibration)
         unprofiled[held_out] = priced.unprofiled_ms
         if priced.anchor_share is not None:
             shares[held_out] = priced.anchor_share
-    empty = np.zeros(0)
-    return Priced(mode, empty, unprofiled, empty, empty, empty, empty, shares)
-
-
-def held_out_predictions(model: HardwareModel, samples, held_out_times, calibration: Calibration,
-                         mode: str) -> np.ndarray:
-    """Un-profiled predictions of every sample by ``mode`` (:func:`held_out_priced`)."""
-    return held_out_priced(model, samples, held_out_times, calibration, mode).unprofiled_ms
+    return unprofiled, shares
 
 
 def fit_intervals(model: HardwareModel, samples, held_out_times, calibration: Calibration) -> dict[str, list[float]]:
     """Per pricing mode, INTERVAL_QUANTILES of the held-out predictions' log(measured / predicted); and under
     UNSEEN_OPS those of the unseen ops' summed measured / predicted op time, where enough samples had some."""
     measured_ms = np.array([s.config.step_ms for s in samples])
-    intervals = {mode: quantiles(np.log(measured_ms / held_out_predictions(model, samples, held_out_times,
-                                                                           calibration, mode)))
+    intervals = {mode: quantiles(np.log(measured_ms / held_out_priced(model, samples, held_out_times,
+                                                                      calibration, mode)[0]))
                  for mode in ("structure", "hybrid")}
     unseen = np.concatenate([np.stack([times.measured_unseen.sum(axis=1), times.predicted_unseen.sum(axis=1)], 1)
                              for _, times in held_out_times])
@@ -276,16 +275,15 @@ def quantiles(log_errors: np.ndarray) -> list[float]:
 
 def fit_anchor(unanchored_ms, measured_only_ms, anchor_share, step_ms) -> tuple[float, float]:
     """(weight, slope) of ANCHOR_WEIGHTS x ANCHOR_SLOPES whose blend -- unanchored^(1-w) * measured_only^w
-    with w = HardwareModel.anchor_weights(anchor_share) -- has the least mean relative error against
+    with w = anchor_weights(weight, slope, anchor_share) -- has the least mean relative error against
     ``step_ms``: how far the trace's own measured times are to be trusted over the structural model, and
     how much less where the profiler slowed the trace more, learnt from predictions of architectures the
     model did not train on. Ties go to the smallest slope magnitude, then the smallest weight."""
     log_unanchored, log_measured = np.log(unanchored_ms), np.log(measured_only_ms)
-    taken = 1 - np.asarray(anchor_share)
     best = None
     for slope in sorted(ANCHOR_SLOPES, key=abs):
         for weight in ANCHOR_WEIGHTS:
-            w = np.clip(weight + slope * taken, 0.0, 1.0)
+            w = anchor_weights(weight, slope, anchor_share)
             error = float(np.mean(np.abs(np.exp((1 - w) * log_unanchored + w * log_measured) / step_ms - 1)))
             if best is None or error < best[0] - 1e-12:
                 best = (error, float(weight), float(slope))
