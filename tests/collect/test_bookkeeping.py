@@ -4,7 +4,7 @@ import re
 import pytest
 
 from itercast.collect import zoo
-from itercast.collect.manifest import COLUMNS, REFERENCE_COLUMNS, Manifest
+from itercast.collect.manifest import COLUMNS, LABEL_PROTOCOL_COLUMNS, REFERENCE_COLUMNS, Manifest
 from itercast.collect.progress import Progress
 from itercast.collect.runner import Config, check_settings, grid
 from itercast.errors import ItercastError
@@ -60,15 +60,27 @@ def test_a_manifest_with_other_columns_is_refused(tmp_path):
         Manifest(tmp_path / "manifest.csv")
 
 
-def test_a_manifest_from_before_the_reference_workload_is_resumed_in_its_own_columns(tmp_path):
-    earlier = [column for column in COLUMNS if column not in REFERENCE_COLUMNS]
+@pytest.mark.parametrize("left_out", [LABEL_PROTOCOL_COLUMNS, {**LABEL_PROTOCOL_COLUMNS, **dict.fromkeys(REFERENCE_COLUMNS)}],
+                         ids=["before the label protocol", "before the reference workload"])
+def test_an_earlier_manifest_is_resumed_in_its_own_columns_and_reads_as_wall_labels(tmp_path, left_out):
+    earlier = [column for column in COLUMNS if column not in left_out]
     path = tmp_path / "manifest.csv"
     path.write_text(",".join(earlier) + "\n")
     manifest = Manifest(path)
-    manifest.append({**config().row(), "status": "ok", "step_ms": 2.0, "reference_ms": 3.0})
+    manifest.append({**config().row(), "status": "ok", "step_ms": 2.0, "reference_ms": 3.0,
+                     "label_protocol": "paired-rounds", "label_ratio": 4.0})
     assert path.read_text().splitlines()[0] == ",".join(earlier)
     (row,) = manifest.rows()
-    assert row["step_ms"] == 2.0 and row["reference_ms"] is None
+    assert row["step_ms"] == 2.0 and row["label_ratio"] is None
+    assert row["reference_ms"] == (None if "reference_ms" in left_out else 3.0)
+    assert manifest.label_protocols() == {"wall": [config().id]}
+
+
+def test_a_manifest_missing_only_the_reference_columns_is_refused(tmp_path):
+    path = tmp_path / "manifest.csv"
+    path.write_text(",".join(column for column in COLUMNS if column not in REFERENCE_COLUMNS) + "\n")
+    with pytest.raises(ItercastError, match="other columns"):
+        Manifest(path)
 
 
 def test_progress_reports_counts_and_an_eta():

@@ -3,7 +3,7 @@ from dataclasses import replace
 import pytest
 
 from fault_models import DENORMAL_PROBE
-from itercast.collect.manifest import REFERENCE_COLUMNS
+from itercast.collect.manifest import LABEL_PROTOCOL_COLUMNS, REFERENCE_COLUMNS
 from itercast.collect.measure import ReferenceWorkload, denormals_flushed, flushes_denormals, measure
 from itercast.collect.runner import Config
 
@@ -32,8 +32,10 @@ def test_flushing_can_be_turned_off(tmp_path, quick_protocol):
 def test_a_label_pass_times_the_steps_and_writes_no_trace(tmp_path, quick_protocol, monkeypatch):
     monkeypatch.chdir(tmp_path)
     row = measure(PROBE, quick_protocol, None)
-    assert set(row) == {"step_ms", "step_ms_iqr", "step_ms_min", "step_ms_max", "steps", *REFERENCE_COLUMNS}
-    assert row["steps"] >= quick_protocol.measured_steps and row["step_ms"] > 0
+    assert set(row) == {"step_ms", "step_ms_iqr", "step_ms_min", "step_ms_max", "steps", *REFERENCE_COLUMNS,
+                        *LABEL_PROTOCOL_COLUMNS}
+    assert row["label_protocol"] == "paired-rounds" and row["label_rounds"] == quick_protocol.label_rounds
+    assert row["steps"] >= quick_protocol.min_label_pairs and row["step_ms"] > 0 and row["label_ratio"] > 0
     assert not list(tmp_path.iterdir())
 
 
@@ -71,3 +73,80 @@ def test_the_reference_workload_keeps_its_values_bounded():
     workload.time(50)
     assert torch.isfinite(workload.streams[0]).all()
     assert workload.layer.grad is None
+
+
+def test_a_wall_label_is_the_median_of_consecutive_steps(quick_protocol):
+    row = measure(PROBE, replace(quick_protocol, label_protocol="wall"), None)
+    assert row["label_protocol"] == "wall" and "label_ratio" not in row
+    assert row["steps"] >= quick_protocol.measured_steps and row["step_ms_min"] <= row["step_ms"] <= row["step_ms_max"]
+
+
+def prepared(name: str, estimate_ns: float = 1e6):
+    from types import SimpleNamespace
+
+    from itercast.collect.measure import Prepared
+
+    config = SimpleNamespace(id=name, device="cpu", threads=1)
+    return Prepared(config, step=lambda: None, fields={}, step_estimate_ns=estimate_ns, wall_ns=[])
+
+
+def test_paired_rounds_divide_out_a_machine_that_slows_down_as_they_run(monkeypatch, quick_protocol):
+    """The fake clock: each reference step takes 10 ms times a slowdown that grows with every call;
+    configuration a's steps take 2x the reference's, b's 5x: their ratios come out exact while their
+    wall times spread."""
+    from itercast.collect import measure as measuring
+
+    items = [prepared("a"), prepared("b")]
+    factor = {id(items[0].step): 2.0, id(items[1].step): 5.0}
+    calls = iter(range(10**6))
+
+    def fake_timed_ns(run):
+        slowdown = 1.0 + next(calls) / 50
+        return int(10e6 * slowdown * factor.get(id(run), 1.0))
+
+    monkeypatch.setattr(measuring, "timed_ns", fake_timed_ns)
+    labels = measuring.time_labels(items, quick_protocol, raise_errors=True)
+    assert labels["a"]["label_ratio"] == pytest.approx(2.0, rel=0.03)
+    assert labels["b"]["label_ratio"] == pytest.approx(5.0, rel=0.03)
+    assert labels["b"]["step_ms_max"] / labels["b"]["step_ms_min"] > 1.2
+    assert labels["a"]["label_rounds"] == quick_protocol.label_rounds and labels["a"]["label_spread"] < 0.05
+
+
+def test_a_configuration_failing_in_the_rounds_spares_the_others(monkeypatch, quick_protocol):
+    from itercast.collect import measure as measuring
+
+    items = [prepared("fine"), prepared("breaks")]
+    visits = {"n": 0}
+
+    def breaks():
+        visits["n"] += 1
+        if visits["n"] > 2:
+            raise MemoryError("simulated: can't allocate memory")
+
+    items[1].step = breaks
+    labels = measuring.time_labels(items, quick_protocol, raise_errors=False)
+    assert labels["breaks"]["status"] == "oom" and "can't allocate" in labels["breaks"]["message"]
+    assert labels["fine"]["label_rounds"] == quick_protocol.label_rounds
+    with pytest.raises(MemoryError, match="simulated"):
+        visits["n"] = 0
+        measuring.time_labels(items, quick_protocol, raise_errors=True)
+
+
+@pytest.mark.parametrize("pair_ms, expected", [(0.1, 12), (10.0, 10), (100.0, 1), (5000.0, 1)])
+def test_pairs_fill_the_protocols_time_within_its_bounds(pair_ms, expected):
+    from itercast.collect.measure import Protocol, pairs_per_visit
+
+    protocol = Protocol(label_rounds=5, min_label_pairs=5, max_label_pairs=60, min_measured_seconds=0.5)
+    assert pairs_per_visit(pair_ms * 1e6, protocol) == expected
+
+
+def test_a_block_measures_each_configuration_and_records_one_that_fails(tmp_path, quick_protocol):
+    from fault_models import RAISING
+
+    from itercast.collect.measure import measure_block
+
+    raising = Config(RAISING, 2, 8, "float32", "cpu", 1)
+    fine, failed = measure_block([PROBE, raising], quick_protocol, tmp_path)
+    assert fine["status"] == "ok" and fine["label_protocol"] == "paired-rounds" and fine["profiled_steps"] > 0
+    assert failed["status"] == "error" and "deliberate failure" in failed["message"]
+    assert (tmp_path / f"{PROBE.id}.pt.trace.json.gz").exists()

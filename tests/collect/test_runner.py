@@ -130,18 +130,20 @@ def test_label_passes_write_the_warning_before_they_begin(tmp_path, monkeypatch)
         def __exit__(self, *exc):
             return False
 
+        lost_last_block = False
+
         def stop(self):
             pass
 
-        def run(self, config, protocol, trace_dir, time_limit_s):
-            return {"status": "ok", "step_ms": 1.0, "steps": 3}
+        def run(self, configs, protocol, trace_dir, time_limit_s):
+            return [{"status": "ok", "step_ms": 1.0, "steps": 3} for _ in configs]
 
     monkeypatch.setattr(runner, "Worker", InstantWorker)
     config = runner.grid(runner.resolve_models(["dlrm_small"]), (2,), (1,), "float32", "cpu", 1)[0]
     for finished, warned in (("2026-01-01T00:00:00+00:00", True), (runner.utc_now(), False)):
         stream = io.StringIO()
         labels = tmp_path / f"labels-{warned}.csv"
-        runner.time_label_passes([config], labels, 2, 10.0, None, stream, traces_finished=[finished])
+        runner.time_label_passes([config], Manifest(labels, runner.LABEL_COLUMNS), 2, 10.0, None, stream, traces_finished=[finished])
         assert ("warning: label passes begin" in stream.getvalue()) == warned
         assert len(Manifest(labels, runner.LABEL_COLUMNS).rows()) == 1
 
@@ -172,10 +174,21 @@ def test_each_model_runs_in_a_worker_of_its_own(tmp_path, quick_protocol, monkey
     assert len(started) == starts
 
 
-def test_a_fresh_worker_starts_where_the_model_changes():
+def test_blocks_keep_the_grid_order_and_split_models_only_when_asked():
     from types import SimpleNamespace
 
-    from itercast.collect.runner import fresh_worker_per_model
+    from itercast.collect.runner import blocks
+
+    configs = [SimpleNamespace(spec=SimpleNamespace(name=name), n=index)
+               for index, name in enumerate(("a", "a", "b", "a", "a"))]
+    names = lambda grouped: [[config.n for config in block] for block in grouped]  # noqa: E731
+    assert names(blocks(configs, 2)) == [[0, 1], [2, 3], [4]]
+    assert names(blocks(configs, 8)) == [[0, 1, 2, 3, 4]]
+    assert names(blocks(configs, 8, split_models=True)) == [[0, 1], [2], [3, 4]]
+
+
+def test_a_fresh_worker_starts_before_each_block_when_asked():
+    from itercast.collect.runner import fresh_workers
 
     class Stops:
         count = 0
@@ -183,11 +196,8 @@ def test_a_fresh_worker_starts_where_the_model_changes():
         def stop(self):
             self.count += 1
 
-    configs = [SimpleNamespace(spec=SimpleNamespace(name=name)) for name in ("a", "a", "b", "a", "a")]
     worker = Stops()
-    seen = []
-    for config in fresh_worker_per_model(worker, configs):
-        seen.append((config.spec.name, worker.count))
-    assert seen == [("a", 0), ("a", 0), ("b", 1), ("a", 2), ("a", 2)]
+    seen = [(block, worker.count) for block in fresh_workers(worker, ["x", "y", "z"], enabled=True)]
+    assert seen == [("x", 0), ("y", 1), ("z", 2)]
     worker = Stops()
-    assert list(fresh_worker_per_model(worker, configs, enabled=False)) == configs and worker.count == 0
+    assert list(fresh_workers(worker, ["x", "y"], enabled=False)) == ["x", "y"] and worker.count == 0

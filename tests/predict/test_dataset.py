@@ -218,3 +218,47 @@ def test_a_manifest_the_collector_writes_is_read_in_its_own_columns(tmp_path):
     (config,) = Dataset.from_manifest(tmp_path).configs
     assert (config.config_id, config.line, config.hardware, config.step_ms, config.batch_size) == (
         "a", "resnet", "cpu:Xeon:1t", 10.0, 2)
+
+
+def paired(config_id, ratio, reference_ms, step_ms="99.0", **fields):
+    return {**manifest_row(config_id, step_ms, **fields), "label_protocol": "paired-rounds",
+            "label_ratio": str(ratio), "label_reference_ms": str(reference_ms)}
+
+
+def test_a_paired_rounds_label_is_its_ratio_times_the_collections_median_reference_step(tmp_path):
+    write_csv(tmp_path / "manifest.csv", MANIFEST, [
+        paired("a", 2.0, 4.0), paired("b", 3.0, 5.0), paired("c", 0.5, 9.0)])
+    dataset = Dataset.from_manifest(tmp_path)
+    assert dataset.label_protocol == "paired-rounds" and dataset.label_floor is None
+    assert {key: config.step_ms for key, config in by_id(dataset).items()} == {"a": 10.0, "b": 15.0, "c": 2.5}
+
+
+def test_the_label_floor_compares_each_repeat_pass_with_the_first(tmp_path):
+    rows = [paired(f"c{index}", 1.0 + index, 5.0) for index in range(40)]
+    write_csv(tmp_path / "manifest.csv", MANIFEST, rows)
+    # The repeat pass runs 10% slower throughout (drift, divided out) and c0-c7 stray a further 4%.
+    repeats = [{"config_id": f"c{index}", "label_pass": "1", "status": "ok", "label_protocol": "paired-rounds",
+                "label_ratio": str((1.0 + index) * 1.1 * (1.04 if index < 8 else 1.0)), "label_reference_ms": "5.5"}
+               for index in range(38)]
+    write_csv(tmp_path / "labels.csv", LABELS, repeats)
+    floor = Dataset.from_manifest(tmp_path).label_floor
+    assert floor.median == pytest.approx(0.0) and floor.p90 == pytest.approx(0.04)
+    assert (floor.configs, floor.unrepeated) == (38, 2)
+    assert "over 38 configurations (2 not repeated)" in floor.describe()
+
+
+def test_labels_of_two_protocols_in_one_collection_are_refused_naming_them(tmp_path):
+    write_csv(tmp_path / "manifest.csv", MANIFEST, [paired("a", 2.0, 4.0), manifest_row("b", "20.0")])
+    with pytest.raises(ItercastError, match=r"mixes label protocols \(paired-rounds: a \(manifest.csv\); wall: b"):
+        Dataset.from_manifest(tmp_path)
+    write_csv(tmp_path / "manifest.csv", MANIFEST, [paired("a", 2.0, 4.0)])
+    write_csv(tmp_path / "labels.csv", LABELS, [{"config_id": "a", "label_pass": "1", "step_ms": "8.0", "status": "ok"}])
+    with pytest.raises(ItercastError, match=r"wall: a \(labels.csv\)"):
+        Dataset.from_manifest(tmp_path)
+
+
+def test_label_passes_that_cover_none_of_the_manifest_are_refused(collection):
+    write_csv(collection / "labels.csv", LABELS, [
+        {"config_id": "elsewhere", "label_pass": "1", "step_ms": "12.0", "status": "ok"}])
+    with pytest.raises(ItercastError, match="cover none of the manifest's configurations.*elsewhere"):
+        Dataset.from_manifest(collection)

@@ -6,6 +6,8 @@ import sys
 
 from itercast.cli import options
 from itercast.collect import zoo
+from itercast.collect.manifest import LABEL_PROTOCOLS
+from itercast.collect.measure import Protocol
 from itercast.collect.runner import DEFAULT_TIME_LIMIT_S, DTYPES, suites
 from itercast.errors import ItercastError
 
@@ -42,6 +44,10 @@ def register(subparsers):
                              "grid (the first is the profiled run's own), minutes apart, into "
                              "DIR/labels.csv; a label is their median, and with 2 or more the machine's "
                              "slowdown at each measurement is fitted and divided out (default 1)")
+    parser.add_argument("--label-protocol", choices=LABEL_PROTOCOLS, default=Protocol.label_protocol,
+                        help="how labels are timed: paired-rounds (default) pairs each un-profiled step with a "
+                             "reference step and visits a block of configurations in shuffled rounds, so that a "
+                             "busy machine slows both alike; wall times consecutive steps (docs/collect.md)")
     parser.add_argument("--worker-per-model", action="store_true",
                         help="run each model in a fresh worker process (default: one worker for the "
                              "whole grid), so that no model inherits another's memory state")
@@ -61,6 +67,7 @@ def run(args) -> int:
                    batch_sizes=args.batch_sizes, input_sizes=args.input_sizes,
                    device=args.device, threads=args.threads, dtype=args.dtype,
                    time_limit_s=args.time_limit, label_passes=args.label_passes,
+                   protocol=Protocol(label_protocol=args.label_protocol),
                    worker_per_model=args.worker_per_model, progress_stream=options.progress_stream(args.quiet))
     counts = {}
     for row in rows:

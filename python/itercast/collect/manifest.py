@@ -27,6 +27,20 @@ def work_id(config: str) -> str:
 # the machine's speed then, median ms in all and per part.
 REFERENCE_COLUMNS = ("reference_ms", "reference_compute_ms", "reference_memory_ms", "reference_overhead_ms")
 
+# How a label was timed (collect.measure.Protocol.label_protocol); a collection holds one protocol.
+LABEL_PROTOCOLS = ("paired-rounds", "wall")
+# A collection from before the label protocol was recorded timed its labels as "wall" does.
+DEFAULT_LABEL_PROTOCOL = "wall"
+LABEL_PROTOCOL_COLUMNS = {
+    "label_protocol": str,
+    # "paired-rounds": the median ratio of a configuration step to the reference step timed just before it,
+    # over every pair; the label is this times the collection's median reference step (predict.dataset).
+    "label_ratio": float,
+    "label_reference_ms": float,  # median reference step of its pairs
+    "label_spread": float,  # interquartile range of the rounds' median ratios over label_ratio
+    "label_rounds": int,
+}
+
 # Column -> type; every row carries every column (None where not measured).
 COLUMNS = {
     "config_id": str,
@@ -50,6 +64,7 @@ COLUMNS = {
     "step_ms_min": float,
     "step_ms_max": float,
     "steps": int,
+    **LABEL_PROTOCOL_COLUMNS,
     **{column: float for column in REFERENCE_COLUMNS},
     "profiled_step_ms": float,  # median ProfilerStep# duration over the active steps
     "profiled_step_ms_iqr": float,
@@ -59,7 +74,7 @@ COLUMNS = {
     "trace_path": str,  # relative to the output directory
     "status": str,  # one of STATUSES
     "message": str,
-    "elapsed_s": float,  # wall time of the whole configuration, build included
+    "elapsed_s": float,  # wall time of its block (build included) over the configurations it measured
     "finished_at": str,
 }
 
@@ -75,6 +90,7 @@ LABEL_COLUMNS = {
     "step_ms_min": float,
     "step_ms_max": float,
     "steps": int,
+    **LABEL_PROTOCOL_COLUMNS,
     **{column: float for column in REFERENCE_COLUMNS},
     "status": str,
     "message": str,
@@ -95,13 +111,15 @@ class Manifest:
 
     def _file_columns(self) -> list[str]:
         """The columns rows are written in: this version's, or those of a file collected before the
-        reference workload, which is resumed without it."""
+        label protocol (or before the reference workload too), which is resumed without them."""
         current = list(self.columns)
         if not self.path.exists() or self.path.stat().st_size == 0:
             return current
         with open(self.path, newline="") as handle:
             header = next(csv.reader(handle), [])
-        if header not in (current, [column for column in current if column not in REFERENCE_COLUMNS]):
+        before_protocols = [column for column in current if column not in LABEL_PROTOCOL_COLUMNS]
+        before_references = [column for column in before_protocols if column not in REFERENCE_COLUMNS]
+        if header not in (current, before_protocols, before_references):
             raise ItercastError(f"{self.path} has other columns than this version writes; "
                                 "collect into a new directory")
         return header
@@ -113,6 +131,14 @@ class Manifest:
         with open(self.path, newline="") as handle:
             return [{column: self._parse(column, row.get(column) or "") for column in self.columns}
                     for row in csv.DictReader(handle)]
+
+    def label_protocols(self) -> dict[str, list[str]]:
+        """Label protocol -> the ids of the ok rows timed with it."""
+        protocols: dict[str, list[str]] = {}
+        for row in self.rows():
+            if row["status"] == "ok":
+                protocols.setdefault(row.get("label_protocol") or DEFAULT_LABEL_PROTOCOL, []).append(row["config_id"])
+        return protocols
 
     def finished_ids(self) -> set[str]:
         """Every recorded status is final, so any recorded configuration is skipped on rerun."""

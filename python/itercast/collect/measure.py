@@ -1,21 +1,26 @@
-"""Measuring one configuration; runs inside the worker process.
+"""Measuring configurations; runs inside the worker process.
 
-Un-profiled steps give the clean label; a short ``torch.profiler`` run with a
-schedule writes the Kineto trace, whose ProfilerStep# spans give the profiled label.
+A block of configurations is built, warmed up and traced one after another (a short ``torch.profiler``
+run with a schedule writes each Kineto trace, whose ProfilerStep# spans give the profiled label); then
+the un-profiled steps that give the clean label are timed as the label protocol says.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
+import traceback
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
 from itercast.collect import concrete_inputs
+from itercast.collect.manifest import LABEL_PROTOCOLS
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +46,17 @@ class Protocol:
     # Profile the timed steps without concrete inputs, which keep every tensor alive until the profile
     # ends, and take the ops' concrete inputs from one more profiled step (collect/concrete_inputs.py).
     separate_concrete_inputs: bool = True
+    # How the label is timed (manifest.LABEL_PROTOCOLS). "paired-rounds": after a block's traces,
+    # ``label_rounds`` rounds visit its configurations in a shuffled order, each visit timing a reference
+    # step and a configuration step alternately; the label is the median ratio of the pairs, which both
+    # see the same interference (benchmarks/label_protocols.py chose it: docs/decisions.md).
+    # "wall": consecutive steps after the warm-up, their median wall time.
+    label_protocol: str = "paired-rounds"
+    label_rounds: int = 5
+    # Pairs per configuration: as many as fill min_measured_seconds, within these bounds.
+    min_label_pairs: int = 5
+    max_label_pairs: int = 60
+    label_seed: int = 0  # the rounds' visiting order
 
 
 def trace_name(config_id: str) -> str:
@@ -48,10 +64,46 @@ def trace_name(config_id: str) -> str:
 
 
 def measure(config, protocol: Protocol, trace_dir: Path | None) -> dict:
-    """Trains ``config`` for a few steps and returns its manifest fields.
+    """Trains ``config`` for a few steps and returns its manifest fields; raises what training raises.
 
-    Without ``trace_dir`` only the un-profiled steps are timed (a label pass): no trace, no profiled label.
+    Without ``trace_dir`` only the label is timed (a label pass): no trace, no profiled label.
     """
+    with denormals_flushed(protocol.flush_denormal):
+        prepared = prepare(config, protocol, trace_dir)
+        (label,) = time_labels([prepared], protocol, raise_errors=True).values()
+    return {**prepared.fields, **label}
+
+
+def measure_block(configs, protocol: Protocol, trace_dir: Path | None) -> list[dict]:
+    """Each of ``configs`` measured as :func:`measure` does, its label timed in rounds over the block:
+    a dict with status ok and its fields, or its failure; one failing configuration spares the others."""
+    results: dict[str, dict] = {}
+    prepared = []
+    with denormals_flushed(protocol.flush_denormal):
+        for config in configs:
+            try:
+                prepared.append(prepare(config, protocol, trace_dir))
+            except Exception as error:  # noqa: BLE001 - every failure becomes a manifest row
+                results[config.id] = failure(error)
+        labels = time_labels(prepared, protocol, raise_errors=False)
+    for item in prepared:
+        label = labels[item.config.id]
+        results[item.config.id] = label if "status" in label else {"status": "ok", **item.fields, **label}
+    return [results[config.id] for config in configs]
+
+
+@dataclass
+class Prepared:
+    """A built, warmed-up configuration (traced, where asked) whose label is still to be timed."""
+
+    config: object
+    step: Callable[[], None]  # one training step, synchronised
+    fields: dict  # its manifest fields but the label's
+    step_estimate_ns: float  # one warm step's wall time
+    wall_ns: list[int]  # the "wall" protocol's steps, timed right after the warm-up
+
+
+def prepare(config, protocol: Protocol, trace_dir: Path | None) -> Prepared:
     import torch
 
     torch.set_num_threads(config.threads)
@@ -60,32 +112,104 @@ def measure(config, protocol: Protocol, trace_dir: Path | None) -> dict:
     workload = config.spec.build(config.batch_size, config.input_size)
     workload.to(device, getattr(torch, config.dtype))
     workload.model.train()
-    step = training_step(workload, make_optimizer(config.spec.optimizer, workload.model))
-    sync = synchronizer(device)
+    step = synchronised(training_step(workload, make_optimizer(config.spec.optimizer, workload.model)), device)
     trace_path = None if trace_dir is None else Path(trace_dir) / trace_name(config.id)
 
-    with denormals_flushed(protocol.flush_denormal):
-        reference = ReferenceWorkload(device, getattr(torch, config.dtype))
-        reference_before = reference.time(protocol.reference_repeats)
-        for _ in range(protocol.warmup_steps):
-            step()
+    reference = ReferenceWorkload(device, getattr(torch, config.dtype))
+    reference_before = reference.time(protocol.reference_repeats)
+    warm_up = [timed_ns(step) for _ in range(protocol.warmup_steps)]
+    wall_ns = time_steps(step, protocol) if protocol.label_protocol == "wall" else []
+    reference_after = reference.time(protocol.reference_repeats)
+    fields = reference_fields(reference_before + reference_after)
+    if trace_path is not None:
+        profile_steps(step, device, protocol, trace_path)
+        profiled_us = profiler_step_durations(trace_path)
+        fields = {"params": sum(parameter.numel() for parameter in workload.model.parameters()),
+                  "input_shape": ";".join("x".join(map(str, tensor.shape[1:])) for tensor in workload.inputs),
+                  "threads": torch.get_num_threads(), **fields,
+                  **summarise("profiled_step_ms", np.array(profiled_us) / 1e3, "profiled_steps")}
+    estimate = float(min(warm_up[-2:])) if warm_up else float(timed_ns(step))
+    return Prepared(config, step, fields, estimate, wall_ns)
+
+
+def time_labels(prepared: list[Prepared], protocol: Protocol, raise_errors: bool) -> dict[str, dict]:
+    """Config id -> its label fields (manifest.LABEL_PROTOCOL_COLUMNS and step_ms's), or its failure."""
+    if protocol.label_protocol not in LABEL_PROTOCOLS:
+        raise ValueError(f"unknown label protocol {protocol.label_protocol!r}; choose from {', '.join(LABEL_PROTOCOLS)}")
+    if protocol.label_protocol == "wall":
+        return {item.config.id: {**summarise("step_ms", np.array(item.wall_ns) / 1e6, "steps"),
+                                 "label_protocol": "wall"} for item in prepared}
+    return paired_rounds(prepared, protocol, raise_errors)
+
+
+def paired_rounds(prepared: list[Prepared], protocol: Protocol, raise_errors: bool) -> dict[str, dict]:
+    """The "paired-rounds" labels of a block (Protocol.label_protocol)."""
+    import torch
+
+    references = {}
+    for item in prepared:
+        if item.config.device not in references:
+            device = torch.device(item.config.device)
+            reference = ReferenceWorkload(device, torch.float32)
+            references[item.config.device] = synchronised(reference.run, device)
+            reference.run()
+    reference_ns = {device: float(np.median([timed_ns(run) for _ in range(3)])) for device, run in references.items()}
+    visits = {item.config.id: pairs_per_visit(item.step_estimate_ns + reference_ns[item.config.device], protocol)
+              for item in prepared}
+    pairs: dict[str, list[list[tuple[int, int]]]] = {item.config.id: [] for item in prepared}
+    failed: dict[str, dict] = {}
+    rng = np.random.default_rng(protocol.label_seed)
+    for _ in range(protocol.label_rounds):
+        for index in rng.permutation(len(prepared)):
+            item = prepared[index]
+            if item.config.id in failed:
+                continue
+            torch.set_num_threads(item.config.threads)
+            run_reference = references[item.config.device]
+            try:
+                pairs[item.config.id].append([(timed_ns(run_reference), timed_ns(item.step))
+                                              for _ in range(visits[item.config.id])])
+            except Exception as error:  # noqa: BLE001 - a failure is this configuration's row
+                if raise_errors:
+                    raise
+                failed[item.config.id] = failure(error)
+    return {config_id: failed.get(config_id) or paired_label(rounds) for config_id, rounds in pairs.items()}
+
+
+def pairs_per_visit(pair_ns: float, protocol: Protocol) -> int:
+    """Pairs each round times: together as many as fill min_measured_seconds, within the protocol's bounds."""
+    wanted = math.ceil(protocol.min_measured_seconds * 1e9 / max(pair_ns, 1.0))
+    total = min(max(wanted, protocol.min_label_pairs), protocol.max_label_pairs)
+    return max(1, math.ceil(total / max(protocol.label_rounds, 1)))
+
+
+def paired_label(rounds: list[list[tuple[int, int]]]) -> dict:
+    """A configuration's label fields from its rounds of (reference ns, step ns) pairs."""
+    every = np.array([pair for visit in rounds for pair in visit], dtype=float)
+    ratios = every[:, 1] / every[:, 0]
+    round_medians = np.array([np.median([step / reference for reference, step in visit]) for visit in rounds])
+    q25, q75 = np.percentile(round_medians, [25, 75])
+    ratio = float(np.median(ratios))
+    return {**summarise("step_ms", every[:, 1] / 1e6, "steps"), "label_protocol": "paired-rounds",
+            "label_ratio": ratio, "label_reference_ms": float(np.median(every[:, 0])) / 1e6,
+            "label_spread": float((q75 - q25) / ratio), "label_rounds": len(rounds)}
+
+
+def timed_ns(run) -> int:
+    start = time.perf_counter_ns()
+    run()
+    return time.perf_counter_ns() - start
+
+
+def synchronised(run, device):
+    """``run`` followed by waiting for ``device``'s queued work, so that timing it times that work."""
+    sync = synchronizer(device)
+
+    def call():
+        run()
         sync()
-        wall_ns = time_steps(step, sync, protocol)
-        reference_after = reference.time(protocol.reference_repeats)
-        if trace_path is not None:
-            profile_steps(step, sync, device, protocol, trace_path)
-    label = {**summarise("step_ms", np.array(wall_ns) / 1e6, "steps"),
-             **reference_fields(reference_before + reference_after)}
-    if trace_path is None:
-        return label
-    profiled_us = profiler_step_durations(trace_path)
-    return {
-        "params": sum(parameter.numel() for parameter in workload.model.parameters()),
-        "input_shape": ";".join("x".join(map(str, tensor.shape[1:])) for tensor in workload.inputs),
-        "threads": torch.get_num_threads(),
-        **label,
-        **summarise("profiled_step_ms", np.array(profiled_us) / 1e3, "profiled_steps"),
-    }
+
+    return call
 
 
 class ReferenceWorkload:
@@ -136,6 +260,11 @@ class ReferenceWorkload:
             (self.batch @ self.layer).relu().sum().backward()
         self.layer.grad = None
 
+    def run(self):
+        """Every part once: the reference step a "paired-rounds" label pairs each training step with."""
+        for part in self.PARTS:
+            getattr(self, part)()
+
     def time(self, repeats: int) -> list[dict[str, float]]:
         """``repeats`` timings, each {part: ms}, after one untimed run of every part."""
         if repeats <= 0:
@@ -160,6 +289,22 @@ def reference_fields(timings: list[dict[str, float]]) -> dict:
     parts = {f"reference_{part}_ms": float(np.median([timing[part] for timing in timings]))
              for part in ReferenceWorkload.PARTS}
     return {"reference_ms": sum(parts.values()), **parts}
+
+
+def failure(error: BaseException) -> dict:
+    """The manifest fields of a configuration that raised ``error``: status oom or error, and a message."""
+    status = "oom" if is_out_of_memory(error) else "error"
+    last_frame = traceback.extract_tb(error.__traceback__)[-1:] if error.__traceback__ else []
+    where = f" (at {last_frame[0].filename}:{last_frame[0].lineno})" if last_frame else ""
+    message = f"{type(error).__name__}: {error}".strip()
+    return {"status": status, "message": message[:1000] + where}
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    if type(error).__name__ == "OutOfMemoryError" or isinstance(error, MemoryError):
+        return True
+    text = str(error)
+    return "out of memory" in text or "can't allocate memory" in text
 
 
 def flushes_denormals() -> bool:
@@ -208,19 +353,16 @@ def synchronizer(device):
     return lambda: None
 
 
-def time_steps(step, sync, protocol: Protocol) -> list[int]:
+def time_steps(step, protocol: Protocol) -> list[int]:
     durations: list[int] = []
     min_total_ns = protocol.min_measured_seconds * 1e9
     while len(durations) < protocol.measured_steps or (
             sum(durations) < min_total_ns and len(durations) < protocol.max_measured_steps):
-        start = time.perf_counter_ns()
-        step()
-        sync()
-        durations.append(time.perf_counter_ns() - start)
+        durations.append(timed_ns(step))
     return durations
 
 
-def profile_steps(step, sync, device, protocol: Protocol, trace_path: Path):
+def profile_steps(step, device, protocol: Protocol, trace_path: Path):
     """Writes the trace of ``protocol``'s profiled steps to ``trace_path``, complete or not at all."""
     # Written under another name and renamed, so a trace under the final name is complete.
     partial_path = trace_path.with_name(trace_path.name.replace(".pt.trace.", ".partial."))
@@ -228,14 +370,14 @@ def profile_steps(step, sync, device, protocol: Protocol, trace_path: Path):
     if separate:
         concrete_inputs.record_concrete_inputs(False)
     try:
-        _profile(step, sync, device, partial_path, protocol.profile_wait, protocol.profile_warmup,
+        _profile(step, device, partial_path, protocol.profile_wait, protocol.profile_warmup,
                  protocol.profile_active)
     finally:
         if separate:
             concrete_inputs.record_concrete_inputs(True)
     if separate:
         shapes_path = trace_path.with_name(trace_path.name.replace(".pt.trace.", ".shapes."))
-        _profile(step, sync, device, shapes_path, wait=0, warmup=1, active=1)
+        _profile(step, device, shapes_path, wait=0, warmup=1, active=1)
         given, ops = concrete_inputs.merge_traces(partial_path, shapes_path)
         shapes_path.unlink()
         if given < ops:
@@ -243,7 +385,7 @@ def profile_steps(step, sync, device, protocol: Protocol, trace_path: Path):
     os.replace(partial_path, trace_path)
 
 
-def _profile(step, sync, device, path: Path, wait: int, warmup: int, active: int) -> None:
+def _profile(step, device, path: Path, wait: int, warmup: int, active: int) -> None:
     from torch.profiler import ProfilerActivity, profile, schedule
 
     activities = [ProfilerActivity.CPU]
@@ -254,7 +396,6 @@ def _profile(step, sync, device, path: Path, wait: int, warmup: int, active: int
                  on_trace_ready=lambda profiler: profiler.export_chrome_trace(str(path))) as profiler:
         for _ in range(wait + warmup + active):
             step()
-            sync()
             profiler.step()
 
 

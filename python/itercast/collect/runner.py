@@ -10,7 +10,7 @@ from pathlib import Path
 
 from itercast.collect import zoo
 from itercast.collect.hardware import describe
-from itercast.collect.manifest import LABEL_COLUMNS, LABELS_NAME, MANIFEST_NAME, Manifest, config_id
+from itercast.collect.manifest import LABEL_COLUMNS, LABEL_PROTOCOLS, LABELS_NAME, MANIFEST_NAME, Manifest, config_id
 from itercast.collect.measure import Protocol, trace_name
 from itercast.collect.progress import Progress
 from itercast.collect.worker import Worker
@@ -20,6 +20,8 @@ DTYPES = ("float32", "bfloat16", "float16")
 WORKER_LOG_NAME = "worker.log"
 TRACE_DIR_NAME = "traces"
 DEFAULT_TIME_LIMIT_S = 300.0
+# Configurations measured together: the label protocol's rounds visit a block's configurations in turn.
+BLOCK_SIZE = 8
 # Label passes begun this long after the traces were recorded get a warning (label_pass_delay_warning).
 LATE_LABEL_PASS_S = 3600.0
 
@@ -103,12 +105,17 @@ def collect(out_dir, models=None, batch_sizes=zoo.DEFAULT_BATCH_SIZES, input_siz
     """
     if label_passes < 1:
         raise ItercastError("label passes must be at least 1")
+    if protocol.label_protocol not in LABEL_PROTOCOLS:
+        raise ItercastError(f"unknown label protocol {protocol.label_protocol!r}; "
+                            f"choose from {', '.join(LABEL_PROTOCOLS)}")
     check_settings(device, threads, dtype)
     configs = grid(resolve_models(models), batch_sizes, input_sizes, dtype, device, threads)
     out_dir = Path(out_dir)
     trace_dir = out_dir / TRACE_DIR_NAME
     trace_dir.mkdir(parents=True, exist_ok=True)
     manifest = Manifest(out_dir / MANIFEST_NAME)
+    labels = Manifest(out_dir / LABELS_NAME, LABEL_COLUMNS)
+    check_one_protocol(protocol.label_protocol, {manifest.path: manifest, labels.path: labels})
     finished = manifest.finished_ids()
     pending = [config for config in configs if config.id not in finished]
     if pending:
@@ -118,46 +125,78 @@ def collect(out_dir, models=None, batch_sizes=zoo.DEFAULT_BATCH_SIZES, input_siz
     rows = [row for row in manifest.rows() if row["config_id"] in wanted]
     ok = {row["config_id"] for row in rows if row["status"] == "ok"}
     traces_finished = [row["finished_at"] for row in rows if row["status"] == "ok"]
-    time_label_passes([config for config in configs if config.id in ok], out_dir / LABELS_NAME,
+    time_label_passes([config for config in configs if config.id in ok], labels,
                       label_passes, time_limit_s, protocol, progress_stream, worker_per_model, traces_finished)
     return rows
 
 
-def fresh_worker_per_model(worker: Worker, items, enabled: bool = True, config_of=lambda item: item):
-    """Yields ``items`` in order; where the model of one's configuration (``config_of``) is not the
-    previous one's, stops ``worker`` first (its next run starts a new process)."""
-    previous = None
-    for item in items:
-        model = config_of(item).spec.name
-        if enabled and previous is not None and model != previous:
+def check_one_protocol(wanted: str, files: dict) -> None:
+    """Refuses to add ``wanted``-protocol labels to files (path -> Manifest) that hold another's: labels
+    of two protocols are not on one scale (a "paired-rounds" label is a ratio to the reference step)."""
+    for path, manifest in files.items():
+        others = {name: ids for name, ids in manifest.label_protocols().items() if name != wanted}
+        if others:
+            name, ids = next(iter(others.items()))
+            shown = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+            raise ItercastError(f"{path} holds labels timed with the {name!r} protocol ({shown}), not "
+                                f"{wanted!r}: collect into a new directory, or pass --label-protocol {name}")
+
+
+def blocks(configs, size: int, split_models: bool = False) -> list[list]:
+    """``configs`` in order, in runs of at most ``size`` (the label protocol's rounds visit a block);
+    with ``split_models`` no block holds two models (each model gets a fresh worker)."""
+    grouped: list[list] = []
+    for config in configs:
+        model_changed = split_models and grouped and grouped[-1][-1].spec.name != config.spec.name
+        if not grouped or len(grouped[-1]) >= size or model_changed:
+            grouped.append([])
+        grouped[-1].append(config)
+    return grouped
+
+
+def run_block(worker: Worker, block, protocol, trace_dir, time_limit_s) -> list[dict]:
+    """``block``'s results; a block whose worker was killed or died is measured again one configuration
+    at a time, so that the one that hung or exhausted memory spares the others."""
+    results = worker.run(block, protocol, trace_dir, time_limit_s)
+    if worker.lost_last_block and len(block) > 1:
+        return [worker.run([config], protocol, trace_dir, time_limit_s)[0] for config in block]
+    return results
+
+
+def fresh_workers(worker: Worker, grouped, enabled: bool):
+    """Yields the blocks of ``grouped`` in order, stopping ``worker`` before each but the first when
+    ``enabled`` (its next run starts a new process)."""
+    for index, block in enumerate(grouped):
+        if enabled and index:
             worker.stop()
-        previous = model
-        yield item
+        yield block
 
 
-def time_label_passes(configs, labels_path, passes, time_limit_s, protocol, progress_stream,
+def time_label_passes(configs, labels: Manifest, passes, time_limit_s, protocol, progress_stream,
                       worker_per_model=False, traces_finished=()):
-    """Pass after pass over ``configs``, the un-profiled steps timed again where a pass lacks them.
+    """Pass after pass over ``configs``, the un-profiled steps timed again where a pass lacks them, into
+    ``labels`` (labels.csv).
 
     ``traces_finished``: when the manifest's rows were recorded (ISO times), for
     :func:`label_pass_delay_warning`.
     """
-    labels = Manifest(labels_path, LABEL_COLUMNS)
     done = {(row["config_id"], row["label_pass"]) for row in labels.rows()}
-    todo = [(label_pass, config) for label_pass in range(1, passes)
-            for config in configs if (config.id, label_pass) not in done]
-    if not todo:
+    todo = {label_pass: [config for config in configs if (config.id, label_pass) not in done]
+            for label_pass in range(1, passes)}
+    count = sum(map(len, todo.values()))
+    if not count:
         return
-    progress = Progress(len(todo), progress_stream)
+    progress = Progress(count, progress_stream)
     warning = label_pass_delay_warning(traces_finished, datetime.now(timezone.utc))
     if warning:
         progress.stream.write(warning + "\n")
-    with Worker(log_path=labels_path.parent / WORKER_LOG_NAME) as worker:
-        for label_pass, config in fresh_worker_per_model(worker, todo, worker_per_model, lambda item: item[1]):
-            result = worker.run(config, protocol, None, time_limit_s)
-            labels.append({"config_id": config.id, "label_pass": label_pass, **result,
-                           "finished_at": utc_now()})
-            progress.advance(f"{config.id} (label pass {label_pass}): {result['status']}")
+    with Worker(log_path=labels.path.parent / WORKER_LOG_NAME) as worker:
+        for label_pass, pending in todo.items():
+            for block in fresh_workers(worker, blocks(pending, BLOCK_SIZE, worker_per_model), worker_per_model):
+                for config, result in zip(block, run_block(worker, block, protocol, None, time_limit_s), strict=True):
+                    labels.append({"config_id": config.id, "label_pass": label_pass, **result,
+                                   "finished_at": utc_now()})
+                    progress.advance(f"{config.id} (label pass {label_pass}): {result['status']}")
 
 
 def label_pass_delay_warning(traces_finished, now: datetime) -> str | None:
@@ -186,18 +225,18 @@ def utc_now() -> str:
 
 def measure_all(configs, manifest, trace_dir, hardware, time_limit_s, protocol, progress, worker_per_model=False):
     with Worker(log_path=trace_dir.parent / WORKER_LOG_NAME) as worker:
-        for config in fresh_worker_per_model(worker, configs, worker_per_model):
+        for block in fresh_workers(worker, blocks(configs, BLOCK_SIZE, worker_per_model), worker_per_model):
             started = time.monotonic()
-            result = worker.run(config, protocol, trace_dir, time_limit_s)
-            if result["status"] == "ok":
-                result["trace_path"] = f"{trace_dir.name}/{trace_name(config.id)}"
-            else:
-                remove_trace_files(trace_dir, config.id)
-            row = {**config.row(), **hardware, **result,
-                   "elapsed_s": round(time.monotonic() - started, 3),
-                   "finished_at": utc_now()}
-            manifest.append(row)
-            progress.advance(f"{config.id}: {result['status']}")
+            results = run_block(worker, block, protocol, trace_dir, time_limit_s)
+            elapsed_s = round((time.monotonic() - started) / len(block), 3)
+            for config, result in zip(block, results, strict=True):
+                if result["status"] == "ok":
+                    result["trace_path"] = f"{trace_dir.name}/{trace_name(config.id)}"
+                else:
+                    remove_trace_files(trace_dir, config.id)
+                manifest.append({**config.row(), **hardware, **result, "elapsed_s": elapsed_s,
+                                 "finished_at": utc_now()})
+                progress.advance(f"{config.id}: {result['status']}")
 
 
 def remove_trace_files(trace_dir: Path, config_id: str):

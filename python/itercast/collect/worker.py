@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import traceback
 
 from itercast.errors import ItercastError
 
@@ -27,18 +26,15 @@ def _serve(connection, log_path):
         _redirect_output(log_path)
     import torch  # noqa: F401 - imported before "ready", so time limits exclude it
 
-    from itercast.collect.measure import measure
+    from itercast.collect.measure import measure_block
 
     connection.send("ready")
     while True:
         request = connection.recv()
         if request is None:
             return
-        config, protocol, trace_dir = request
-        try:
-            reply = {"status": "ok", **measure(config, protocol, trace_dir)}
-        except Exception as error:  # noqa: BLE001 - every failure becomes a manifest row
-            reply = failure(error)
+        configs, protocol, trace_dir = request
+        reply = measure_block(configs, protocol, trace_dir)
         release_memory()
         connection.send(reply)
 
@@ -54,21 +50,6 @@ def release_memory():
         torch.cuda.empty_cache()
 
 
-def failure(error: BaseException) -> dict:
-    status = "oom" if is_out_of_memory(error) else "error"
-    last_frame = traceback.extract_tb(error.__traceback__)[-1:] if error.__traceback__ else []
-    where = f" (at {last_frame[0].filename}:{last_frame[0].lineno})" if last_frame else ""
-    message = f"{type(error).__name__}: {error}".strip()
-    return {"status": status, "message": message[:1000] + where}
-
-
-def is_out_of_memory(error: BaseException) -> bool:
-    if type(error).__name__ == "OutOfMemoryError" or isinstance(error, MemoryError):
-        return True
-    text = str(error)
-    return "out of memory" in text or "can't allocate memory" in text
-
-
 STARTUP_LIMIT_S = 300.0
 
 
@@ -78,21 +59,29 @@ class Worker:
         self._context = multiprocessing.get_context("spawn")
         self._process = None
         self._connection = None
+        self.lost_last_block = False  # whether the last run's process was killed or died
 
-    def run(self, config, protocol, trace_dir, time_limit_s: float) -> dict:
-        """The measured fields, or a status (timeout, oom, error) with a message.
+    def run(self, configs, protocol, trace_dir, time_limit_s: float) -> list[dict]:
+        """Per configuration (collect.measure.measure_block), the measured fields or a status (timeout, oom,
+        error) with a message; a block that runs past ``time_limit_s`` per configuration, or whose process
+        dies, gives every configuration that status.
 
         ``trace_dir`` None times the un-profiled steps only (a label pass)."""
+        self.lost_last_block = False
         if self._process is None:
             self._start()
-        self._connection.send((config, protocol, None if trace_dir is None else str(trace_dir)))
+        limit_s = time_limit_s * len(configs)
+        self._connection.send((list(configs), protocol, None if trace_dir is None else str(trace_dir)))
         try:
-            if not self._connection.poll(time_limit_s):
+            if not self._connection.poll(limit_s):
                 self.stop(kill=True)
-                return {"status": "timeout", "message": f"exceeded the {time_limit_s:g} s limit"}
-            return self._connection.recv()
+                lost = {"status": "timeout", "message": f"exceeded the {time_limit_s:g} s limit"}
+            else:
+                return self._connection.recv()
         except (EOFError, ConnectionError):
-            return self._died()
+            lost = self._died()
+        self.lost_last_block = True
+        return [dict(lost) for _ in configs]
 
     def _died(self) -> dict:
         self._process.join(5)

@@ -10,7 +10,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from itercast.collect.manifest import LABELS_NAME, MANIFEST_NAME, ok_rows
+from itercast.collect.manifest import DEFAULT_LABEL_PROTOCOL, LABELS_NAME, MANIFEST_NAME, ok_rows
 from itercast.errors import ItercastError
 from itercast.features import DEFAULT_STRIDE, DEFAULT_WIDTH, Windows, timeline_and_windows
 
@@ -48,6 +48,8 @@ class Dataset:
     configs: list[Config]
     source: Path | None = None
     machine_speed: MachineSpeed | None = None  # how measurements were divided by the machine's speed, if fitted
+    label_protocol: str = DEFAULT_LABEL_PROTOCOL  # how its labels were timed (collect.manifest.LABEL_PROTOCOLS)
+    label_floor: LabelFloor | None = None  # how far a repeat label pass lands from the first: None without one
 
     @classmethod
     def from_manifest(cls, path: str | Path, machine_speed: bool = True) -> "Dataset":
@@ -61,12 +63,14 @@ class Dataset:
         if not manifest.exists():
             raise ItercastError(f"no manifest at {manifest}: pass a collection directory or its manifest.csv")
         rows = ok_rows(manifest)
-        pass_rows = ok_rows(manifest.parent / LABELS_NAME)
+        labels_path = manifest.parent / LABELS_NAME
+        pass_rows = ok_rows(labels_path)
+        protocol = one_label_protocol(manifest, rows, labels_path, pass_rows)
         speed = MachineSpeed.fit(rows, pass_rows) if machine_speed else None
         slowdown = speed.slowdown if speed else (lambda row: 1.0)
-        first_pass = {row.get("config_id"): _milliseconds(row, "step_ms", manifest, line) / slowdown(row)
-                      for line, row in rows}
-        passes = label_passes(manifest.parent / LABELS_NAME, pass_rows, first_pass, slowdown)
+        measured = Labeller(rows, slowdown, protocol)
+        first_pass = {row.get("config_id"): measured(row, manifest, line) for line, row in rows}
+        passes = label_passes(labels_path, pass_rows, first_pass, measured)
         configs = []
         for line, row in rows:
             try:
@@ -84,7 +88,7 @@ class Dataset:
                 raise ItercastError(f"{manifest}, line {line}: bad row ({error})") from None
         if not configs:
             raise ItercastError(f"{manifest} has no configuration with status ok")
-        return cls(configs, manifest, speed)
+        return cls(configs, manifest, speed, protocol, LabelFloor.of(first_pass, passes))
 
     def __len__(self) -> int:
         return len(self.configs)
@@ -111,19 +115,23 @@ MIN_DRIFT_CONFIGS = 30
 
 
 def label_passes(path: Path, pass_rows: list[tuple[int, dict]], first_pass: dict[str, float],
-                 slowdown=lambda row: 1.0) -> dict[str, list[float]]:
-    """Each configuration's step_ms from the collection's extra label passes (``pass_rows``, read from
-    labels.csv at ``path``), each divided by ``slowdown`` of its row (the machine's then).
+                 measured: "Labeller") -> dict[str, list[float]]:
+    """Each configuration's label from the collection's extra label passes (``pass_rows``, read from
+    labels.csv at ``path``), as ``measured`` reads it.
 
     The traces were recorded in the manifest's pass, and a shared machine drifts between passes (by
     several percent a pass; docs/decisions.md), so each pass is rescaled by its
     median ratio to ``first_pass`` over the configurations both timed (when there are at least
     MIN_DRIFT_CONFIGS): the passes then average a configuration's own noise, not the machine's drift.
     """
-    by_pass: dict[str, dict[str, float]] = {}  # label_pass -> config_id -> step_ms
+    by_pass: dict[str, dict[str, float]] = {}  # label_pass -> config_id -> label (ms)
     for line, row in pass_rows:
-        by_pass.setdefault(row.get("label_pass"), {})[row.get("config_id")] = _milliseconds(
-            row, "step_ms", path, line) / slowdown(row)
+        by_pass.setdefault(row.get("label_pass"), {})[row.get("config_id")] = measured(row, path, line)
+    if by_pass and not set().union(*map(set, by_pass.values())) & set(first_pass):
+        names = sorted(set().union(*map(set, by_pass.values())))
+        raise ItercastError(f"{path}: its label passes cover none of the manifest's configurations (they name "
+                            f"{', '.join(names[:3])}{' ...' if len(names) > 3 else ''}): labels.csv belongs to "
+                            "another collection")
     passes: dict[str, list[float]] = {}
     for values in by_pass.values():
         ratios = [ms / first_pass[config_id] for config_id, ms in values.items() if config_id in first_pass]
@@ -131,6 +139,78 @@ def label_passes(path: Path, pass_rows: list[tuple[int, dict]], first_pass: dict
         for config_id, ms in values.items():
             passes.setdefault(config_id, []).append(ms / drift)
     return passes
+
+
+def one_label_protocol(manifest: Path, rows, labels_path: Path, pass_rows) -> str:
+    """The label protocol of a collection's manifest and label passes; an error naming the configurations
+    when they hold two (labels of two protocols are not on one scale)."""
+    protocols: dict[str, list[tuple[Path, str]]] = {}
+    for path, these in ((manifest, rows), (labels_path, pass_rows)):
+        for _, row in these:
+            protocols.setdefault(row.get("label_protocol") or DEFAULT_LABEL_PROTOCOL, []).append(
+                (path, row.get("config_id")))
+    if len(protocols) > 1:
+        listed = "; ".join(f"{name}: {', '.join(f'{config} ({path.name})' for path, config in where[:3])}"
+                           f"{f' and {len(where) - 3} more' if len(where) > 3 else ''}"
+                           for name, where in sorted(protocols.items()))
+        raise ItercastError(f"{manifest.parent} mixes label protocols ({listed}); labels of two protocols are not "
+                            "on one scale: collect each protocol into its own directory")
+    return next(iter(protocols), DEFAULT_LABEL_PROTOCOL)
+
+
+class Labeller:
+    """A manifest or labels.csv row's label (ms). "wall": its step_ms divided by the machine's slowdown then.
+    "paired-rounds": its label_ratio (configuration step over the reference step paired with it) times the
+    median reference step over the collection's configurations on its hardware: already a ratio to the
+    machine's speed at that moment, so no slowdown divides it."""
+
+    def __init__(self, rows, slowdown, protocol: str):
+        self.slowdown, self.protocol = slowdown, protocol
+        self.hardware = {row.get("config_id"): hardware_key(row) for _, row in rows}
+        references: dict[str, list[float]] = {}
+        for _, row in rows:
+            if _positive(row.get("label_reference_ms")):
+                references.setdefault(hardware_key(row), []).append(float(row["label_reference_ms"]))
+        self.reference_ms = {key: float(np.median(values)) for key, values in references.items()}
+
+    def __call__(self, row: dict, path: Path, line: int) -> float:
+        if self.protocol != "paired-rounds":
+            return _milliseconds(row, "step_ms", path, line) / self.slowdown(row)
+        reference = self.reference_ms.get(self.hardware.get(row.get("config_id")))
+        if reference is None:
+            raise ItercastError(f"{path}, line {line}: bad row ({row.get('config_id')} is not in the manifest "
+                                "with a label_reference_ms)")
+        return _milliseconds(row, "label_ratio", path, line) * reference
+
+
+@dataclass(frozen=True)
+class LabelFloor:
+    """How far a repeat label pass lands from the first: |repeat / first - 1| over the configurations timed
+    in both, each pass's drift divided out (label_passes) -- the error two measurements of one label
+    have, below which no predictor's error can be told apart."""
+
+    median: float
+    p90: float
+    configs: int  # configurations measured in two passes or more
+    unrepeated: int  # configurations of the manifest no repeat pass measured
+    errors: dict[str, float] = field(default_factory=dict, repr=False)  # config id -> mean error of its repeats
+
+    @classmethod
+    def of(cls, first_pass: dict[str, float], passes: dict[str, list[float]]) -> "LabelFloor | None":
+        errors = {config_id: float(np.mean([abs(repeat / first_pass[config_id] - 1) for repeat in repeats]))
+                  for config_id, repeats in passes.items() if config_id in first_pass}
+        if not errors:
+            return None
+        values = list(errors.values())
+        return cls(float(np.median(values)), float(np.percentile(values, 90)), len(errors),
+                   len(first_pass) - len(errors), errors)
+
+    def describe(self) -> str:
+        text = (f"label floor: a repeat label pass differs from the first by {self.median:.1%} "
+                f"(median; p90 {self.p90:.1%}) over {self.configs} configurations")
+        if self.unrepeated:
+            text += f" ({self.unrepeated} not repeated)"
+        return text
 
 
 @dataclass(frozen=True)
