@@ -15,6 +15,8 @@ def test_demo_evaluates_trains_and_predicts_the_held_out_model(tiny_collection, 
     configs = [row for row in (tiny_collection / "manifest.csv").read_text().splitlines() if row.startswith("mlp-deep-")]
     assert len(held_out_lines) == len(configs) > 0
     assert all("hybrid" in line and "structure" in line and "measured" in line for line in held_out_lines)
+    assert all(line.endswith("label floor -") for line in held_out_lines)  # the tiny collection has no repeat pass
+    assert "label floor: not measured" in printed
     assert (out / "model.itc").stat().st_size > 0
     assert (out / "predicted_vs_measured.png").read_bytes()[:4] == b"\x89PNG"
 

@@ -132,11 +132,11 @@ def test_a_configuration_failing_in_the_rounds_spares_the_others(monkeypatch, qu
         measuring.time_labels(items, quick_protocol, raise_errors=True)
 
 
-@pytest.mark.parametrize("pair_ms, expected", [(0.1, 12), (10.0, 10), (100.0, 1), (5000.0, 1)])
+@pytest.mark.parametrize("pair_ms, expected", [(0.1, 8), (12.5, 8), (100.0, 1), (5000.0, 1)])
 def test_pairs_fill_the_protocols_time_within_its_bounds(pair_ms, expected):
     from itercast.collect.measure import Protocol, pairs_per_visit
 
-    protocol = Protocol(label_rounds=5, min_label_pairs=5, max_label_pairs=60, min_measured_seconds=0.5)
+    protocol = Protocol(label_rounds=5, min_label_pairs=5, max_label_pairs=40, min_measured_seconds=0.5)
     assert pairs_per_visit(pair_ms * 1e6, protocol) == expected
 
 
@@ -150,3 +150,20 @@ def test_a_block_measures_each_configuration_and_records_one_that_fails(tmp_path
     assert fine["status"] == "ok" and fine["label_protocol"] == "paired-rounds" and fine["profiled_steps"] > 0
     assert failed["status"] == "error" and "deliberate failure" in failed["message"]
     assert (tmp_path / f"{PROBE.id}.pt.trace.json.gz").exists()
+
+
+@pytest.mark.parametrize("step_ms, runs", [(1.0, 1), (20.0, 1), (40.0, 3), (400.0, 8)])
+def test_a_long_steps_reference_runs_a_quarter_of_its_time_up_to_eight_runs(step_ms, runs):
+    from itercast.collect.measure import reference_runs
+
+    assert reference_runs(step_ms * 1e6, 3.5e6) == runs
+
+
+def test_each_step_is_paired_with_the_mean_of_the_references_around_it(monkeypatch):
+    from itercast.collect import measure as measuring
+
+    durations = iter([10, 30, 100, 50, 7])  # reference, step, reference, step, reference
+    monkeypatch.setattr(measuring, "timed_ns", lambda run: next(durations))
+    assert measuring.bracketed_visit("step", "reference", pairs=2, runs=1) == [(55.0, 30), (53.5, 50)]
+    durations = iter([10, 30, 1, 2, 3])  # two runs make a reference measurement: per run 20, then 2.5
+    assert measuring.bracketed_visit("step", "reference", pairs=1, runs=2) == [(11.25, 1)]

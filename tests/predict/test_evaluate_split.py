@@ -142,3 +142,71 @@ def test_every_figure_stays_under_its_heading_however_wide():
             figures = ends(row) - {min(ends(row))}  # the name's end aside
             assert figures <= ends(header), (row, header)  # every figure ends where a heading does
     assert "199950.0%" in evaluation.table() and "399900.0%" in evaluation.family_table()
+
+
+def floor_evaluation(floor):
+    from itercast.predict.evaluate import Evaluation, ModelResult, Settings
+
+    result = ModelResult("m", predicted_ms=[110.0, 90.0, 200.0], predicted_profiled_ms=[1.0, 1.0, 1.0],
+                         measured_ms=[100.0, 100.0, 100.0], measured_profiled_ms=[1.0, 1.0, 1.0],
+                         families=["a", "a", "b"], config_ids=["x1", "x2", "y1"], models=["x", "x", "y"],
+                         lines=["x", "x", "y"], hardware=["cpu:A:1t"] * 3)
+    return Evaluation(Settings(models=("m",)), 3, 2, [3], [result], label_floor=floor)
+
+
+def test_the_label_floor_stands_beside_every_mre():
+    from itercast.predict.dataset import LabelFloor
+
+    floor = LabelFloor(0.02, 0.05, 3, 0, {"x1": 0.01, "x2": 0.03, "y1": 0.08})
+    evaluation = floor_evaluation(floor)
+    assert ("label floor: a repeat label pass differs from the first by 2.0% (median; mean 4.0%, p90 5.0%) "
+            "over 3 configurations: an MRE near it") in evaluation.table()
+    family = evaluation.family_table().splitlines()
+    assert family[0].split()[-2:] == ["label", "floor"]
+    assert family[1].split() == ["a", "2", "10.0%", "2.0%"] and family[2].split() == ["b", "1", "100.0%", "8.0%"]
+    assert evaluation.line_rows()[0] == {"line": "y", "configurations": 1, "m": pytest.approx(1.0),
+                                         "label floor": pytest.approx(0.08)}
+    assert evaluation.to_dict()["label_floor"] == {"median": 0.02, "mean": pytest.approx(0.04), "p90": 0.05,
+                                                   "configs": 3, "unrepeated": 0}
+    assert evaluation.only({"x1"}).label_floor is floor
+    bare = floor_evaluation(None)
+    assert "label floor: not measured" in bare.table() and "floor" not in bare.family_table()
+    assert bare.to_dict()["label_floor"] is None
+
+
+@pytest.mark.parametrize("low, high, most, ticks", [
+    (3.0, 9.0, 7, [3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]),
+    (3.0, 9.0, 5, [5.0]),
+    (1.05, 1.45, 5, [1.1, 1.2, 1.3, 1.4]),
+    (0.8, 30.0, 7, [1.0, 2.0, 5.0, 10.0, 20.0]),
+    (0.5, 2000.0, 7, [1.0, 10.0, 100.0, 1000.0]),
+    (1e-3, 1e6, 4, [1e-3, 1.0, 1e3, 1e6]),
+])
+def test_log_ticks_are_1_2_5_per_decade_or_finer_then_decades_then_every_nth(low, high, most, ticks):
+    from itercast.predict.evaluate import sparse_log_ticks
+
+    assert sparse_log_ticks(low, high, most) == pytest.approx(ticks)
+
+
+@pytest.mark.parametrize("measured", [[1.0, 1.1, 1.2, 1.3, 1.5], [2.0, 3.6, 6.6, 12.0, 40.0],
+                                      [0.02, 0.5, 40.0, 900.0, 20000.0]],
+                         ids=["within a decade", "a decade and more", "six decades"])
+def test_the_plots_tick_labels_do_not_overlap(measured):
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from itercast.predict.evaluate import Evaluation, ModelResult, Settings
+
+    result = ModelResult("m", predicted_ms=[value * 1.1 for value in measured], measured_ms=measured,
+                         predicted_profiled_ms=[value * 0.9 for value in measured], measured_profiled_ms=measured,
+                         families=["a"] * 5, config_ids=list("vwxyz"), models=list("vwxyz"))
+    figure = Evaluation(Settings(models=("m",)), 5, 5, [5], [result]).plot()
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    for axis in figure.axes:
+        for side in (axis.xaxis, axis.yaxis):
+            boxes = [label.get_window_extent(renderer) for label in side.get_ticklabels(which="both")
+                     if label.get_visible() and label.get_text()]
+            assert len(boxes) >= 2
+            assert not any(first.overlaps(second) for i, first in enumerate(boxes) for second in boxes[i + 1:])
+    plt.close(figure)

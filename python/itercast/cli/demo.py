@@ -1,8 +1,8 @@
 """itercast demo: the whole pipeline on this machine in a few minutes.
 
-Collects a small zoo (CPU, one thread), evaluates the predictor by
-architecture against the ETS reference and the baselines, trains on all but
-one architecture and predicts that held-out one, then prints and plots.
+Collects a small zoo (CPU, one thread) and times its labels a second time (their floor: how far two
+measurements of one label differ), evaluates the predictor by architecture against the ETS reference and
+the baselines, trains on all but one architecture and predicts that held-out one, then prints and plots.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from itercast.cli import options
+from itercast.collect.measure import Protocol
 
 # Small members of every family, quick to run on one CPU thread.
 DEMO_MODELS = ("resnet18", "mobilenet_v3_small", "squeezenet1_1", "regnet_x_200mf", "vit_micro", "mixer_small",
@@ -18,6 +19,8 @@ DEMO_MODELS = ("resnet18", "mobilenet_v3_small", "squeezenet1_1", "regnet_x_200m
                "mlp_512x3", "autoencoder_512", "dlrm_small", "ncf", "wide_and_deep")
 HELD_OUT = "gpt_micro"
 BATCH_SIZES = (2, 8)
+# Fewer pairs than a collection's (0.15 s of them, not 0.5 s), for a demo of a few minutes.
+DEMO_PROTOCOL = Protocol(warmup_steps=2, measured_steps=5, min_measured_seconds=0.15)
 
 
 def register(subparsers) -> None:
@@ -38,7 +41,6 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from itercast.collect import collect
-    from itercast.collect.measure import Protocol
     from itercast.errors import ItercastError
     from itercast.predict import Dataset, Predictor, featurise
     from itercast.predict.evaluate import Settings, evaluate
@@ -49,10 +51,11 @@ def run(args) -> int:
     collection = Path(args.dataset) if args.dataset else out / "collection"
     if not args.dataset:
         models = list(args.models)
-        print(f"1/4 collecting {len(models)} models x batch {BATCH_SIZES} on this CPU into {collection}")
-        collect(collection, models=models, batch_sizes=BATCH_SIZES,
-                protocol=Protocol(warmup_steps=2, measured_steps=5, min_measured_seconds=0.0))
-    samples = featurise(Dataset.from_manifest(collection).configs)
+        print(f"1/4 collecting {len(models)} models x batch {BATCH_SIZES} on this CPU into {collection}, "
+              f"each label timed twice")
+        collect(collection, models=models, batch_sizes=BATCH_SIZES, label_passes=2, protocol=DEMO_PROTOCOL)
+    dataset = Dataset.from_manifest(collection)
+    samples = featurise(dataset.configs)
     training = [s for s in samples if s.config.model != args.held_out]
     held_out = [s for s in samples if s.config.model == args.held_out]
     if not held_out:
@@ -60,7 +63,8 @@ def run(args) -> int:
 
     print(f"\n2/4 evaluating by architecture ({len(training)} configurations, "
           f"{len({s.config.model for s in training})} architectures)")
-    evaluation = evaluate(training, Settings(split="arch", ets_seconds=args.ets_seconds))
+    evaluation = evaluate(training, Settings(split="arch", ets_seconds=args.ets_seconds),
+                          label_floor=dataset.label_floor)
     print(evaluation.table())
     print(evaluation.family_table())
     evaluation.write_plot(out / "predicted_vs_measured.png")
@@ -72,14 +76,17 @@ def run(args) -> int:
     print(f"\n4/4 predicting the held-out {args.held_out}: its traces ran here, on the target, so the hybrid "
           f"prices what the model has not seen from their own times; structure alone is what a trace from "
           f"other hardware gets")
+    floor = dataset.label_floor.errors if dataset.label_floor else {}
     for sample in held_out:
         measured = sample.config.step_ms
+        repeat = floor.get(sample.config.config_id)
         hybrid = predictor.predict(sample.config.trace_path, trace_hardware=sample.config.hardware)
         structure = predictor.predict(sample.config.trace_path, mode="structure")
         print(f"  {sample.config.config_id:40} measured {measured:9.2f} ms   "
               f"hybrid {hybrid.predicted_ms:9.2f} ms ({relative_error(hybrid.predicted_ms, measured)})   "
               f"structure {structure.predicted_ms:9.2f} ms ({relative_error(structure.predicted_ms, measured)})   "
-              f"unseen {structure.unseen_time_fraction:.0%} of the op time")
+              f"unseen {structure.unseen_time_fraction:.0%} of the op time   "
+              f"label floor {'-' if repeat is None else f'{repeat:.1%}'}")
     print(f"\ndone in {time.perf_counter() - start:.0f} s: model {out / 'model.itc'}, "
           f"plot {out / 'predicted_vs_measured.png'}")
     return 0

@@ -101,9 +101,11 @@ def run(args) -> int:
                                 f"(e.g. {sorted(overlap)[0]}): a test set must be unseen in training")
         folds = [(np.arange(len(samples)), np.arange(len(samples), len(samples) + len(tested)))]
         samples = samples + load_samples(tested)
-        dataset = Dataset(dataset.configs + tested.configs, dataset.source, dataset.machine_speed)
+        # scored on the tested collection: its labels' floor is the one beside the errors
+        dataset = replace(dataset, configs=dataset.configs + tested.configs, label_floor=tested.label_floor)
         settings = replace(settings, split="test-on", folds=1)
-    result = evaluate(samples, settings, verbose=not args.json, repeat=repeat, folds=folds)
+    result = evaluate(samples, settings, verbose=not args.json, repeat=repeat, folds=folds,
+                      label_floor=dataset.label_floor)
     subset = None
     if args.also_on:
         subset = result.only(config.config_id for config in Dataset.from_manifest(args.also_on).configs)
@@ -123,6 +125,7 @@ def run(args) -> int:
         if args.json:
             print(document)
             return 0
+    print(f"labels timed as {dataset.label_protocol} (docs/collect.md, \"Label protocols\")")
     passes = sorted({config.label_passes for config in dataset.configs})
     if passes != [1]:
         spread = sum(config.label_spread for config in dataset.configs) / len(dataset.configs)

@@ -55,7 +55,7 @@ class Protocol:
     label_rounds: int = 5
     # Pairs per configuration: as many as fill min_measured_seconds, within these bounds.
     min_label_pairs: int = 5
-    max_label_pairs: int = 60
+    max_label_pairs: int = 40
     label_seed: int = 0  # the rounds' visiting order
 
 
@@ -116,9 +116,11 @@ def prepare(config, protocol: Protocol, trace_dir: Path | None) -> Prepared:
     trace_path = None if trace_dir is None else Path(trace_dir) / trace_name(config.id)
 
     reference = ReferenceWorkload(device, getattr(torch, config.dtype))
-    reference_before = reference.time(protocol.reference_repeats)
+    wall = protocol.label_protocol == "wall"
+    # Around the wall label's steps; otherwise only where it describes the trace: right before it.
+    reference_before = reference.time(protocol.reference_repeats) if wall else []
     warm_up = [timed_ns(step) for _ in range(protocol.warmup_steps)]
-    wall_ns = time_steps(step, protocol) if protocol.label_protocol == "wall" else []
+    wall_ns = time_steps(step, protocol) if wall else []
     reference_after = reference.time(protocol.reference_repeats)
     fields = reference_fields(reference_before + reference_after)
     if trace_path is not None:
@@ -154,9 +156,10 @@ def paired_rounds(prepared: list[Prepared], protocol: Protocol, raise_errors: bo
             references[item.config.device] = synchronised(reference.run, device)
             reference.run()
     reference_ns = {device: float(np.median([timed_ns(run) for _ in range(3)])) for device, run in references.items()}
-    visits = {item.config.id: pairs_per_visit(item.step_estimate_ns + reference_ns[item.config.device], protocol)
-              for item in prepared}
-    pairs: dict[str, list[list[tuple[int, int]]]] = {item.config.id: [] for item in prepared}
+    plans = {item.config.id: (pairs_per_visit(item.step_estimate_ns + reference_ns[item.config.device], protocol),
+                              reference_runs(item.step_estimate_ns, reference_ns[item.config.device]))
+             for item in prepared}
+    pairs: dict[str, list[list[tuple[float, int]]]] = {item.config.id: [] for item in prepared}
     failed: dict[str, dict] = {}
     rng = np.random.default_rng(protocol.label_seed)
     for _ in range(protocol.label_rounds):
@@ -165,15 +168,43 @@ def paired_rounds(prepared: list[Prepared], protocol: Protocol, raise_errors: bo
             if item.config.id in failed:
                 continue
             torch.set_num_threads(item.config.threads)
-            run_reference = references[item.config.device]
             try:
-                pairs[item.config.id].append([(timed_ns(run_reference), timed_ns(item.step))
-                                              for _ in range(visits[item.config.id])])
+                pairs[item.config.id].append(bracketed_visit(item.step, references[item.config.device],
+                                                             *plans[item.config.id]))
             except Exception as error:  # noqa: BLE001 - a failure is this configuration's row
                 if raise_errors:
                     raise
                 failed[item.config.id] = failure(error)
     return {config_id: failed.get(config_id) or paired_label(rounds) for config_id, rounds in pairs.items()}
+
+
+# A reference timed beside a long step runs this share of the step's time (up to MAX_REFERENCE_RUNS runs):
+# one run of a few milliseconds samples an instant of the interference a step of a second averages over.
+REFERENCE_SHARE_OF_STEP = 0.25
+MAX_REFERENCE_RUNS = 8
+
+
+def reference_runs(step_ns: float, reference_ns: float) -> int:
+    """Runs of the reference step that make up one reference measurement beside a step of ``step_ns``."""
+    return int(min(max(round(REFERENCE_SHARE_OF_STEP * step_ns / max(reference_ns, 1.0)), 1), MAX_REFERENCE_RUNS))
+
+
+def bracketed_visit(step, run_reference, pairs: int, runs: int) -> list[tuple[float, int]]:
+    """``pairs`` steps, each between two reference measurements (``runs`` runs each): per step, (the mean of
+    the two references per run, ns; the step, ns). The reference before and after a step bracket the
+    interference it saw."""
+
+    def reference() -> float:
+        return sum(timed_ns(run_reference) for _ in range(runs)) / runs
+
+    before = reference()
+    timed = []
+    for _ in range(pairs):
+        step_ns = timed_ns(step)
+        after = reference()
+        timed.append(((before + after) / 2, step_ns))
+        before = after
+    return timed
 
 
 def pairs_per_visit(pair_ns: float, protocol: Protocol) -> int:
@@ -183,7 +214,7 @@ def pairs_per_visit(pair_ns: float, protocol: Protocol) -> int:
     return max(1, math.ceil(total / max(protocol.label_rounds, 1)))
 
 
-def paired_label(rounds: list[list[tuple[int, int]]]) -> dict:
+def paired_label(rounds: list[list[tuple[float, int]]]) -> dict:
     """A configuration's label fields from its rounds of (reference ns, step ns) pairs."""
     every = np.array([pair for visit in rounds for pair in visit], dtype=float)
     ratios = every[:, 1] / every[:, 0]

@@ -205,9 +205,14 @@ class LabelFloor:
         return cls(float(np.median(values)), float(np.percentile(values, 90)), len(errors),
                    len(first_pass) - len(errors), errors)
 
+    @property
+    def mean(self) -> float:
+        """The mean error, to set beside an MRE (a mean too)."""
+        return float(np.mean(list(self.errors.values())))
+
     def describe(self) -> str:
         text = (f"label floor: a repeat label pass differs from the first by {self.median:.1%} "
-                f"(median; p90 {self.p90:.1%}) over {self.configs} configurations")
+                f"(median; mean {self.mean:.1%}, p90 {self.p90:.1%}) over {self.configs} configurations")
         if self.unrepeated:
             text += f" ({self.unrepeated} not repeated)"
         return text

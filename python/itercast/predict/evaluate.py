@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import logging
+import math
 import pickle
 import time
 from dataclasses import dataclass, field, replace
@@ -22,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from itercast.errors import ItercastError
-from itercast.predict.dataset import SAMPLE_VERSION, Dataset, TraceSample, featurise, group_labels
+from itercast.predict.dataset import SAMPLE_VERSION, Dataset, LabelFloor, TraceSample, featurise, group_labels
 from itercast.predict.lgbm import DEFAULT_ROUNDS
 from itercast.predict.hardware_model import CALIBRATION_FOLDS, fit_hardware_model
 from itercast.predict.op_classes import ClassTimes, class_rows, class_table, measured_and_predicted
@@ -310,6 +311,9 @@ class Evaluation:
     test_sizes: list[int]
     results: list[ModelResult]
     scored_on: int | None = None  # set by only(): metrics over this many of the tested configurations
+    # The labels' own repeatability (predict.dataset.LabelFloor), printed beside every MRE; None when the
+    # collection has no repeat label pass.
+    label_floor: LabelFloor | None = None
 
     def only(self, config_ids) -> "Evaluation":
         """The same evaluation scored only on the given configurations (e.g. an earlier collection's)."""
@@ -319,7 +323,22 @@ class Evaluation:
             raise ItercastError("none of the given configurations was tested")
         kept = results[0]
         return Evaluation(self.settings, len(kept.config_ids), len(set(kept.models)), self.test_sizes,
-                          results, scored_on=len(kept.config_ids))
+                          results, scored_on=len(kept.config_ids), label_floor=self.label_floor)
+
+    def floor_line(self) -> str:
+        if self.label_floor is None:
+            return ("label floor: not measured (one label pass; `itercast collect --label-passes 2` times each "
+                    "label again and gives the error no model can be told apart below)")
+        return self.label_floor.describe() + ": an MRE near it is within the labels' own noise"
+
+    def group_floor(self, attribute: str, group: str) -> float | None:
+        """The median label floor over the tested configurations of ``group`` (None without a floor)."""
+        if self.label_floor is None or not self.results:
+            return None
+        first = self.results[0]
+        errors = [self.label_floor.errors[config_id] for config_id, member in zip(first.config_ids, getattr(first, attribute))
+                  if member == group and config_id in self.label_floor.errors]
+        return float(np.median(errors)) if errors else None
 
     def table(self) -> str:
         s = self.settings
@@ -348,6 +367,7 @@ class Evaluation:
                  f"{'-- profiled iteration --':>{span(range(4, 7))}}",
                  line(["model", "MRE", "RMSE ms", "p90 RE", "MRE", "RMSE ms", "p90 RE", "train s", "predict ms/it"])]
         lines += [line(row) for row in cells]
+        lines.append(self.floor_line())
         lines.append("train s: mean per fitted model.")
         covered = [f"{r.name} {r.interval_coverage:.0%}" for r in self.results if r.interval_coverage is not None]
         if covered:
@@ -368,21 +388,28 @@ class Evaluation:
         per_model = {r.name: r.mre_by(getattr(r, attribute)) for r in self.results}
         groups = getattr(self.results[0], attribute) if self.results else []
         return [{column: group, "configurations": groups.count(group),
-                 **{name: mre[group] for name, mre in per_model.items()}}
+                 **{name: mre[group] for name, mre in per_model.items()},
+                 **({"label floor": self.group_floor(attribute, group)} if self.label_floor else {})}
                 for group in sorted(set(groups))]
 
     def family_rows(self) -> list[dict]:
         return self.group_rows("family")
 
     def group_table(self, column: str) -> str:
-        names = [r.name for r in self.results]
+        """Per group, each model's MRE and, where the collection has a repeat label pass, the group's
+        label floor (its configurations' median)."""
+        names = [r.name for r in self.results] + (["label floor"] if self.label_floor else [])
         rows = self.group_rows(column)
+
+        def cell(value) -> str:
+            return "-" if value is None else f"{value:.1%}"
+
         width = max([24] + [len(row[column]) for row in rows])
-        widths = [max([9, len(n)] + [len(f"{row[n]:.1%}") for row in rows]) for n in names]
+        widths = [max([9, len(n)] + [len(cell(row[n])) for row in rows]) for n in names]
         lines = [f"{column + ' (MRE vs step_ms)':{width}} {'n':>4} " + " ".join(f"{n:>{w}}" for n, w in zip(names, widths))]
         for row in rows:
             lines.append(f"{row[column]:{width}} {row['configurations']:4d} "
-                         + " ".join(f"{row[n]:>{w}.1%}" for n, w in zip(names, widths)))
+                         + " ".join(f"{cell(row[n]):>{w}}" for n, w in zip(names, widths)))
         return "\n".join(lines)
 
     def family_table(self) -> str:
@@ -414,7 +441,8 @@ class Evaluation:
     def write_family_csv(self, path: str | Path) -> None:
         rows = self.family_rows()
         with open(path, "w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=["family", "configurations"] + [r.name for r in self.results])
+            floor = ["label floor"] if self.label_floor else []
+            writer = csv.DictWriter(handle, fieldnames=["family", "configurations"] + [r.name for r in self.results] + floor)
             writer.writeheader()
             writer.writerows(rows)
 
@@ -435,6 +463,14 @@ class Evaluation:
 
     def write_plot(self, path: str | Path) -> None:
         """Predicted vs measured, log-log, one colour per model; left un-profiled, right profiled."""
+        import matplotlib.pyplot as plt
+
+        figure = self.plot()
+        figure.savefig(path, dpi=120)
+        plt.close(figure)
+
+    def plot(self):
+        """The figure :meth:`write_plot` saves."""
         require("plot")
         import matplotlib
 
@@ -457,10 +493,10 @@ class Evaluation:
             axis.plot([low, high], [low, high], color="black", linewidth=1, label="y = x")
             axis.set(xscale="log", yscale="log", xlabel=f"measured {label} (ms)",
                      ylabel=f"predicted {label} (ms)", title=f"split by {self.settings.split}: {label}")
+            label_log_ticks_sparsely(axis)
             axis.legend(fontsize=8)
         figure.tight_layout()
-        figure.savefig(path, dpi=120)
-        plt.close(figure)
+        return figure
 
     def to_dict(self) -> dict:
         def metrics(m: Metrics) -> dict:
@@ -477,15 +513,53 @@ class Evaluation:
                                     "op_classes": class_rows(r.op_classes)}
                            for r in self.results},
                 "lines": self.line_rows(),
-                "families": self.family_rows(), "hardware": self.group_rows("hardware")}
+                "families": self.family_rows(), "hardware": self.group_rows("hardware"),
+                "label_floor": None if self.label_floor is None else {
+                    "median": self.label_floor.median, "mean": self.label_floor.mean, "p90": self.label_floor.p90,
+                    "configs": self.label_floor.configs, "unrepeated": self.label_floor.unrepeated}}
+
+
+def label_log_ticks_sparsely(axis, most: int = 7) -> None:
+    """At most ``most`` labelled ticks on each log axis, written as plain numbers: left alone, matplotlib
+    labels a log axis' minor ticks when it spans about a decade, and those labels run into each other."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    axis.autoscale_view()
+    for side, (low, high) in ((axis.xaxis, axis.get_xlim()), (axis.yaxis, axis.get_ylim())):
+        side.set_major_locator(FixedLocator(sparse_log_ticks(low, high, most)))
+        side.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+        side.set_minor_formatter(NullFormatter())
+
+
+def sparse_log_ticks(low: float, high: float, most: int) -> list[float]:
+    """Ticks within [low, high]: 1-2-5 per decade; 1 to 9 where that gives under three, and evenly spaced
+    ones where even that gives under two; decades only, then every n-th decade, where those are too many."""
+    decades = range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
+
+    def ticks_at(mantissas) -> list[float]:
+        return [m * 10.0 ** d for d in decades for m in mantissas if low <= m * 10.0 ** d <= high]
+
+    if len(ticks_at(range(1, 10))) < 2:  # a span under 2x: evenly spaced ticks, as on a linear axis
+        from matplotlib.ticker import MaxNLocator
+
+        return [tick for tick in MaxNLocator(nbins=most - 1).tick_values(low, high) if low <= tick <= high]
+    ticks = ticks_at((1, 2, 5))
+    if len(ticks) < 3 and len(ticks_at(range(1, 10))) <= most:
+        return ticks_at(range(1, 10))
+    for mantissas in ((1, 2, 5), (1,)):
+        ticks = ticks_at(mantissas)
+        if len(ticks) <= most:
+            return ticks
+    stride = math.ceil(len(ticks) / most)
+    return ticks[::stride]
 
 
 def evaluate(samples: list[TraceSample], settings: Settings, verbose: bool = False,
-             repeat: Dataset | None = None, folds=None) -> Evaluation:
+             repeat: Dataset | None = None, folds=None, label_floor: LabelFloor | None = None) -> Evaluation:
     """Every model of ``settings`` on the same folds (``folds``: (train, test) index arrays, else made by
     ``settings``' split). With ``repeat`` (another collection of the same configurations), a "repeat" row
     is added (:func:`repeat_result`) and every model is scored on the configurations both collections
-    have."""
+    have. ``label_floor``: the collection's (Dataset.label_floor), shown beside the errors."""
     for name in settings.models:
         new_model(name, settings)  # an unknown name or a missing package fails before any training
         require(name)
@@ -496,7 +570,7 @@ def evaluate(samples: list[TraceSample], settings: Settings, verbose: bool = Fal
     fitted: dict = {}
     results = [evaluate_model(name, settings, folds, samples, verbose, fitted) for name in settings.models]
     evaluation = Evaluation(settings, len(samples), len({s.config.model for s in samples}),
-                            [len(test) for _, test in folds], results)
+                            [len(test) for _, test in folds], results, label_floor=label_floor)
     if repeat is None:
         return evaluation
     evaluation.results.append(repeat_result(samples, folds, repeat))
@@ -541,7 +615,7 @@ def limit_configs(dataset: Dataset, count: int | None, seed: int = 0) -> Dataset
     if count is None or count >= len(dataset):
         return dataset
     keep = np.sort(np.random.default_rng(seed).choice(len(dataset), size=count, replace=False))
-    return Dataset([dataset.configs[i] for i in keep], dataset.source, dataset.machine_speed)
+    return replace(dataset, configs=[dataset.configs[i] for i in keep])
 
 
 def load_samples(dataset: Dataset, cache: str | Path | None = None) -> list[TraceSample]:
