@@ -150,7 +150,7 @@ def floor_evaluation(floor):
     result = ModelResult("m", predicted_ms=[110.0, 90.0, 200.0], predicted_profiled_ms=[1.0, 1.0, 1.0],
                          measured_ms=[100.0, 100.0, 100.0], measured_profiled_ms=[1.0, 1.0, 1.0],
                          families=["a", "a", "b"], config_ids=["x1", "x2", "y1"], models=["x", "x", "y"],
-                         lines=["x", "x", "y"], hardware=["cpu:A:1t"] * 3)
+                         lines=["x", "x", "y"], hardware=["cpu:A:1t"] * 3, train_seconds=[1.0])
     return Evaluation(Settings(models=("m",)), 3, 2, [3], [result], label_floor=floor)
 
 
