@@ -136,6 +136,26 @@ def test_cached_samples_carry_the_manifests_current_labels(tmp_path, monkeypatch
     assert [s.config.step_ms for s in samples] == [2 * c.step_ms for c in dataset.configs]
 
 
+def test_a_trace_written_again_is_featurised_again(tmp_path, monkeypatch):
+    """A configuration collected again into the same directory has a new trace at the same path."""
+    import os
+    import shutil
+
+    from itercast.predict import evaluate
+
+    collection = tmp_path / "collection"
+    shutil.copytree(tiny_collection(), collection)
+    dataset = Dataset.from_manifest(collection)
+    cache = tmp_path / "samples.pkl"
+    evaluate.load_samples(dataset, cache)
+    rewritten = dataset.configs[0].trace_path
+    os.utime(rewritten, ns=(rewritten.stat().st_atime_ns, rewritten.stat().st_mtime_ns + 10**9))
+    featurised = []
+    monkeypatch.setattr(evaluate, "featurise", lambda configs: featurised.append(len(configs)) or [])
+    evaluate.load_samples(dataset, cache)
+    assert featurised == [len(dataset.configs)]
+
+
 def test_bad_dataset_path_exits_non_zero_with_a_message(tmp_path, capsys):
     assert main(["evaluate", str(tmp_path / "missing"), "--models", "median"]) != 0
     assert "no manifest" in capsys.readouterr().err

@@ -618,16 +618,26 @@ def limit_configs(dataset: Dataset, count: int | None, seed: int = 0) -> Dataset
     return replace(dataset, configs=[dataset.configs[i] for i in keep])
 
 
+def trace_file_stamp(path: Path) -> tuple[int, int]:
+    """(size, modification time in ns) of a trace file, (-1, -1) when it is missing (featurising then says so)."""
+    try:
+        status = Path(path).stat()
+    except OSError:
+        return -1, -1
+    return status.st_size, status.st_mtime_ns
+
+
 def load_samples(dataset: Dataset, cache: str | Path | None = None) -> list[TraceSample]:
     """Featurised samples of the dataset, read from (and written to) a pickle cache when given.
 
-    The cache is keyed by config id and trace path; any configuration it lacks re-featurises all.
-    Samples read from it carry the dataset's configurations, so relabelled rows count as relabelled (and
-    their times are divided by those configurations' slowdowns).
+    The cache is keyed by config id, trace path and the trace file's size and modification time (a
+    configuration collected again into the same directory is featurised again); any configuration it lacks
+    re-featurises all. Samples read from it carry the dataset's configurations, so relabelled rows count as
+    relabelled (and their times are divided by those configurations' slowdowns).
     """
     from itercast.timeline import FEATURE_SCHEMA_VERSION
 
-    wanted = [(c.config_id, str(c.trace_path)) for c in dataset.configs]
+    wanted = [(c.config_id, str(c.trace_path), *trace_file_stamp(c.trace_path)) for c in dataset.configs]
     if cache is not None and Path(cache).exists():
         with open(cache, "rb") as handle:
             stored = pickle.load(handle)
