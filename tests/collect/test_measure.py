@@ -1,3 +1,4 @@
+import math
 from dataclasses import replace
 
 import pytest
@@ -167,3 +168,36 @@ def test_each_step_is_paired_with_the_mean_of_the_references_around_it(monkeypat
     assert measuring.bracketed_visit("step", "reference", pairs=2, runs=1) == [(55.0, 30), (53.5, 50)]
     durations = iter([10, 30, 1, 2, 3])  # two runs make a reference measurement: per run 20, then 2.5
     assert measuring.bracketed_visit("step", "reference", pairs=1, runs=2) == [(11.25, 1)]
+
+
+def test_a_short_step_is_timed_among_consecutive_steps_after_an_untimed_one(monkeypatch):
+    from itercast.collect import measure as measuring
+
+    calls = []
+    durations = iter([40, 9, 11, 30])  # reference, two timed steps, reference
+    monkeypatch.setattr(measuring, "timed_ns", lambda run: (calls.append(run), next(durations))[1])
+    cold = []
+    assert measuring.bracketed_visit(lambda: cold.append(1), "reference", pairs=1, runs=1, steps=2,
+                                     untimed=1) == [(35.0, 10.0)]
+    assert cold == [1] and len(calls) == 4  # the untimed step ran, outside the timings
+
+
+@pytest.mark.parametrize("step_ms, steps, untimed", [(0.5, 7, 1), (1.0, 4, 1), (3.4, 1, 0), (50.0, 1, 0),
+                                                     (0.01, 16, 1)])
+def test_a_step_shorter_than_the_reference_is_timed_in_a_run_as_long_as_it(step_ms, steps, untimed):
+    from itercast.collect.measure import Protocol, visit_plan
+
+    protocol = Protocol(label_rounds=5, min_label_pairs=5, max_label_pairs=40, min_measured_seconds=0.5)
+    plan = visit_plan(step_ms * 1e6, 3.4e6, protocol)
+    assert (plan["steps"], plan["untimed"]) == (steps, untimed)
+    pair_ms = (steps + untimed) * step_ms + plan["runs"] * 3.4
+    assert plan["pairs"] == math.ceil(min(max(math.ceil(500 / pair_ms), 5), 40) / 5)  # 0.5 s, 5-40 pairs, 5 rounds
+
+
+@pytest.mark.parametrize("step_ns, steps", [(1e9, 3), (0.1e9, 3), (0.01e9, 25), (1e3, 50)])
+def test_the_warm_up_lasts_its_steps_and_its_time(monkeypatch, step_ns, steps):
+    from itercast.collect import measure as measuring
+
+    monkeypatch.setattr(measuring, "timed_ns", lambda run: step_ns)
+    protocol = measuring.Protocol(warmup_steps=3, warmup_seconds=0.25, max_measured_steps=50)
+    assert measuring.warm_up_steps("step", protocol) == [step_ns] * steps

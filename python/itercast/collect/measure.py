@@ -28,6 +28,9 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Protocol:
     warmup_steps: int = 3
+    # ... and more until this long: the first steps fault in memory (dlrm_large's embedding tables, profiled
+    # 1.4-7.9x its label after three steps), and the trace comes right after the warm-up.
+    warmup_seconds: float = 0.25
     measured_steps: int = 5  # at least this many un-profiled steps ...
     min_measured_seconds: float = 0.5  # ... and more, up to max_measured_steps, until this long
     max_measured_steps: int = 50
@@ -119,7 +122,7 @@ def prepare(config, protocol: Protocol, trace_dir: Path | None) -> Prepared:
     wall = protocol.label_protocol == "wall"
     # Around the wall label's steps; otherwise only where it describes the trace: right before it.
     reference_before = reference.time(protocol.reference_repeats) if wall else []
-    warm_up = [timed_ns(step) for _ in range(protocol.warmup_steps)]
+    warm_up = warm_up_steps(step, protocol)
     wall_ns = time_steps(step, protocol) if wall else []
     reference_after = reference.time(protocol.reference_repeats)
     fields = reference_fields(reference_before + reference_after)
@@ -132,6 +135,16 @@ def prepare(config, protocol: Protocol, trace_dir: Path | None) -> Prepared:
                   **summarise("profiled_step_ms", np.array(profiled_us) / 1e3, "profiled_steps")}
     estimate = float(min(warm_up[-2:])) if warm_up else float(timed_ns(step))
     return Prepared(config, step, fields, estimate, wall_ns)
+
+
+def warm_up_steps(step, protocol: Protocol) -> list[int]:
+    """The warm-up steps' durations (ns): at least ``warmup_steps``, and more until ``warmup_seconds`` have passed
+    (at most ``max_measured_steps``)."""
+    durations: list[int] = []
+    while len(durations) < protocol.warmup_steps or (
+            sum(durations) < protocol.warmup_seconds * 1e9 and len(durations) < protocol.max_measured_steps):
+        durations.append(timed_ns(step))
+    return durations
 
 
 def time_labels(prepared: list[Prepared], protocol: Protocol, raise_errors: bool) -> dict[str, dict]:
@@ -156,10 +169,9 @@ def paired_rounds(prepared: list[Prepared], protocol: Protocol, raise_errors: bo
             references[item.config.device] = synchronised(reference.run, device)
             reference.run()
     reference_ns = {device: float(np.median([timed_ns(run) for _ in range(3)])) for device, run in references.items()}
-    plans = {item.config.id: (pairs_per_visit(item.step_estimate_ns + reference_ns[item.config.device], protocol),
-                              reference_runs(item.step_estimate_ns, reference_ns[item.config.device]))
+    plans = {item.config.id: visit_plan(item.step_estimate_ns, reference_ns[item.config.device], protocol)
              for item in prepared}
-    pairs: dict[str, list[list[tuple[float, int]]]] = {item.config.id: [] for item in prepared}
+    pairs: dict[str, list[list[tuple[float, float]]]] = {item.config.id: [] for item in prepared}
     failed: dict[str, dict] = {}
     rng = np.random.default_rng(protocol.label_seed)
     for _ in range(protocol.label_rounds):
@@ -170,7 +182,7 @@ def paired_rounds(prepared: list[Prepared], protocol: Protocol, raise_errors: bo
             torch.set_num_threads(item.config.threads)
             try:
                 pairs[item.config.id].append(bracketed_visit(item.step, references[item.config.device],
-                                                             *plans[item.config.id]))
+                                                             **plans[item.config.id]))
             except Exception as error:  # noqa: BLE001 - a failure is this configuration's row
                 if raise_errors:
                     raise
@@ -184,15 +196,36 @@ REFERENCE_SHARE_OF_STEP = 0.25
 MAX_REFERENCE_RUNS = 8
 
 
+# A step shorter than the reference, run right after it, finds the reference's data in the caches, not its
+# own: one such step of fasttext (1-2 ms) took 1.75x its time among consecutive steps. Such a step is timed
+# as a run of consecutive steps about as long as the reference (at most MAX_STEPS_PER_PAIR), after one untimed.
+MAX_STEPS_PER_PAIR = 16
+
+
 def reference_runs(step_ns: float, reference_ns: float) -> int:
     """Runs of the reference step that make up one reference measurement beside a step of ``step_ns``."""
     return int(min(max(round(REFERENCE_SHARE_OF_STEP * step_ns / max(reference_ns, 1.0)), 1), MAX_REFERENCE_RUNS))
 
 
-def bracketed_visit(step, run_reference, pairs: int, runs: int) -> list[tuple[float, int]]:
-    """``pairs`` steps, each between two reference measurements (``runs`` runs each): per step, (the mean of
-    the two references per run, ns; the step, ns). The reference before and after a step bracket the
-    interference it saw."""
+def steps_per_pair(step_ns: float, reference_ns: float) -> int:
+    """Consecutive steps timed together between two reference measurements (1: a step as long as the reference)."""
+    return int(min(max(math.ceil(reference_ns / max(step_ns, 1.0)), 1), MAX_STEPS_PER_PAIR))
+
+
+def visit_plan(step_ns: float, reference_ns: float, protocol: Protocol) -> dict:
+    """How a visit times a configuration whose step takes ``step_ns``: bracketed_visit's arguments."""
+    runs = reference_runs(step_ns, reference_ns)
+    steps = steps_per_pair(step_ns, reference_ns)
+    untimed = 1 if steps > 1 else 0
+    pair_ns = (steps + untimed) * step_ns + runs * reference_ns
+    return {"pairs": pairs_per_visit(pair_ns, protocol), "runs": runs, "steps": steps, "untimed": untimed}
+
+
+def bracketed_visit(step, run_reference, pairs: int, runs: int, steps: int = 1, untimed: int = 0
+                    ) -> list[tuple[float, float]]:
+    """``pairs`` times: ``untimed`` steps, then ``steps`` consecutive steps timed, between two reference
+    measurements (``runs`` runs each). Per pair: (the mean of the two references per run, ns; the timed steps
+    per step, ns). The references before and after the steps bracket the interference they saw."""
 
     def reference() -> float:
         return sum(timed_ns(run_reference) for _ in range(runs)) / runs
@@ -200,7 +233,9 @@ def bracketed_visit(step, run_reference, pairs: int, runs: int) -> list[tuple[fl
     before = reference()
     timed = []
     for _ in range(pairs):
-        step_ns = timed_ns(step)
+        for _ in range(untimed):
+            step()
+        step_ns = sum(timed_ns(step) for _ in range(steps)) / steps
         after = reference()
         timed.append(((before + after) / 2, step_ns))
         before = after
@@ -214,7 +249,7 @@ def pairs_per_visit(pair_ns: float, protocol: Protocol) -> int:
     return max(1, math.ceil(total / max(protocol.label_rounds, 1)))
 
 
-def paired_label(rounds: list[list[tuple[float, int]]]) -> dict:
+def paired_label(rounds: list[list[tuple[float, float]]]) -> dict:
     """A configuration's label fields from its rounds of (reference ns, step ns) pairs."""
     every = np.array([pair for visit in rounds for pair in visit], dtype=float)
     ratios = every[:, 1] / every[:, 0]
