@@ -192,12 +192,3 @@ def test_a_step_shorter_than_the_reference_is_timed_in_a_run_as_long_as_it(step_
     assert (plan["steps"], plan["untimed"]) == (steps, untimed)
     pair_ms = (steps + untimed) * step_ms + plan["runs"] * 3.4
     assert plan["pairs"] == math.ceil(min(max(math.ceil(500 / pair_ms), 5), 40) / 5)  # 0.5 s, 5-40 pairs, 5 rounds
-
-
-@pytest.mark.parametrize("step_ns, steps", [(1e9, 3), (0.1e9, 3), (0.01e9, 25), (1e3, 50)])
-def test_the_warm_up_lasts_its_steps_and_its_time(monkeypatch, step_ns, steps):
-    from itercast.collect import measure as measuring
-
-    monkeypatch.setattr(measuring, "timed_ns", lambda run: step_ns)
-    protocol = measuring.Protocol(warmup_steps=3, warmup_seconds=0.25, max_measured_steps=50)
-    assert measuring.warm_up_steps("step", protocol) == [step_ns] * steps

@@ -28,9 +28,6 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Protocol:
     warmup_steps: int = 3
-    # ... and more until this long: the first steps fault in memory (dlrm_large's embedding tables, profiled
-    # 1.4-7.9x its label after three steps), and the trace comes right after the warm-up.
-    warmup_seconds: float = 0.25
     measured_steps: int = 5  # at least this many un-profiled steps ...
     min_measured_seconds: float = 0.5  # ... and more, up to max_measured_steps, until this long
     max_measured_steps: int = 50
@@ -122,7 +119,7 @@ def prepare(config, protocol: Protocol, trace_dir: Path | None) -> Prepared:
     wall = protocol.label_protocol == "wall"
     # Around the wall label's steps; otherwise only where it describes the trace: right before it.
     reference_before = reference.time(protocol.reference_repeats) if wall else []
-    warm_up = warm_up_steps(step, protocol)
+    warm_up = [timed_ns(step) for _ in range(protocol.warmup_steps)]
     wall_ns = time_steps(step, protocol) if wall else []
     reference_after = reference.time(protocol.reference_repeats)
     fields = reference_fields(reference_before + reference_after)
@@ -135,16 +132,6 @@ def prepare(config, protocol: Protocol, trace_dir: Path | None) -> Prepared:
                   **summarise("profiled_step_ms", np.array(profiled_us) / 1e3, "profiled_steps")}
     estimate = float(min(warm_up[-2:])) if warm_up else float(timed_ns(step))
     return Prepared(config, step, fields, estimate, wall_ns)
-
-
-def warm_up_steps(step, protocol: Protocol) -> list[int]:
-    """The warm-up steps' durations (ns): at least ``warmup_steps``, and more until ``warmup_seconds`` have passed
-    (at most ``max_measured_steps``)."""
-    durations: list[int] = []
-    while len(durations) < protocol.warmup_steps or (
-            sum(durations) < protocol.warmup_seconds * 1e9 and len(durations) < protocol.max_measured_steps):
-        durations.append(timed_ns(step))
-    return durations
 
 
 def time_labels(prepared: list[Prepared], protocol: Protocol, raise_errors: bool) -> dict[str, dict]:
