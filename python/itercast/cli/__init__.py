@@ -13,7 +13,7 @@ from itercast.errors import ItercastError
 USAGE_ERROR = 2  # argparse's exit status for a bad command line
 # Subcommand modules under itercast.cli; each defines register(subparsers),
 # which adds its parser and sets ``run`` (args -> exit code) as a default.
-COMMANDS = ("scan", "ops", "collect", "train", "predict", "evaluate", "watch", "serve", "sim", "autosched", "experiment", "demo")
+COMMANDS = ("scan", "ops", "collect", "train", "predict", "evaluate", "watch", "serve", "sim", "autosched", "experiment", "demo", "workload")
 
 
 def build_parser() -> argparse.ArgumentParser:
