@@ -6,7 +6,7 @@ import json
 import sys
 
 from itercast.cli import options
-from itercast.sim import FORMATS, POLICIES, Cluster, SimConfig, load_workload, simulate
+from itercast.sim import FORMATS, POLICIES, Cluster, SimConfig, load_workload, log_summary, simulate
 from itercast.sim.errors import SimConfigError
 from itercast.sim.loaders import parse_time
 
@@ -16,10 +16,11 @@ MAX_BAD_ROWS_SHOWN = 10
 def register(subparsers):
     parser = subparsers.add_parser(
         "sim", help="simulate a GPU cluster replaying a job trace under a scheduling policy",
-        description="Replay a workload (Philly, Tiresias or Helios CSV) on a simulated cluster. "
+        description="Replay a workload (Philly, Tiresias or Helios CSV, or a Slurm, PAI or Kubernetes log) on a "
+                    "simulated cluster. "
                     "See docs/sim.md for the policies and every --set field.")
-    parser.add_argument("--workload", required=True, help="workload CSV file")
-    parser.add_argument("--format", choices=sorted(FORMATS), help="CSV schema (default: from the header)")
+    parser.add_argument("--workload", required=True, help="workload CSV or cluster log (docs/sim.md)")
+    parser.add_argument("--format", choices=sorted(FORMATS), help="its format (default: from the header)")
     parser.add_argument("--gpus", type=int, required=True, help="total GPUs in the cluster")
     parser.add_argument("--gpus-per-node", type=int, required=True, help="GPUs per node")
     parser.add_argument("--policy", choices=POLICIES, required=True)
@@ -62,6 +63,10 @@ def _time_option(flag: str, text):
 
 
 def _report_bad_rows(workload) -> None:
+    """The rows skipped, and for a scheduler's log what it left out and approximated, on stderr."""
+    note = log_summary(workload)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     for bad in workload.bad_rows[:MAX_BAD_ROWS_SHOWN]:
         print(f"warning: {workload.source}:{bad.line}: skipped: {bad.reason}", file=sys.stderr)
     hidden = len(workload.bad_rows) - MAX_BAD_ROWS_SHOWN

@@ -1,4 +1,5 @@
-"""Workload loaders for the Philly, Tiresias and Helios CSV schemas.
+"""Workload loaders for the Philly, Tiresias and Helios CSV schemas, and for
+schedulers' own logs (Slurm, PAI, Kubernetes: ``itercast.sim.logs``).
 
 Rows that cannot be a job (negative or zero duration, zero GPUs, unparsable
 fields) are kept out of the workload and listed in ``Workload.bad_rows`` with
@@ -21,6 +22,8 @@ from typing import Callable, Optional, Sequence, Union
 import numpy as np
 
 from itercast.sim.errors import WorkloadError
+from itercast.sim.joblog import log_workload
+from itercast.sim.logs import LOG_FORMATS, detect_log_format, load_job_log
 from itercast.sim.workload import BadRow, Workload
 
 ESTIMATE_COLUMN = "estimated_duration"
@@ -47,7 +50,7 @@ class _Job:
 class _Format:
     name: str
     columns: tuple[str, ...]
-    parse: Callable[[dict, int], _Job]
+    parse: Optional[Callable[[dict, int], _Job]]  # None: a scheduler's log, read by itercast.sim.logs
 
 
 def parse_time(text: str) -> float:
@@ -102,11 +105,12 @@ def _helios(row: dict, line: int) -> _Job:
                 _number(row, "duration"), row["vc"].strip(), row)
 
 
-FORMATS = {
+_TRACE_FORMATS = {
     "philly": _Format("philly", ("timestamp", "duration", "num_gpus", "cluster"), _philly),
     "tiresias": _Format("tiresias", ("job_id", "num_gpu", "submit_time", "duration"), _tiresias),
     "helios": _Format("helios", ("job_id", "vc", "gpu_num", "submit_time", "duration"), _helios),
 }
+FORMATS = {**_TRACE_FORMATS, **{name: _Format(name, (), None) for name in LOG_FORMATS}}
 
 
 def load_workload(path, fmt: Optional[str] = None, *, start: Optional[float] = None,
@@ -114,8 +118,13 @@ def load_workload(path, fmt: Optional[str] = None, *, start: Optional[float] = N
                   strict: bool = False, estimator: Optional[str] = None) -> Workload:
     """Reads a workload CSV (format guessed from the header unless given),
     keeps jobs submitted in [start, end) and, if given, of a virtual cluster (or any of several);
-    the estimates are those of ``estimator``'s column when one is named."""
+    the estimates are those of ``estimator``'s column when one is named.
+    A scheduler's log (``fmt`` slurm, pai, k8s-pods or kubectl, or detected)
+    gives the jobs of ``load_job_log(path).workload()`` as a ``LogWorkload``."""
     path = Path(path)
+    log_format = fmt if fmt in LOG_FORMATS else detect_log_format(path) if fmt is None else None
+    if log_format is not None:
+        return _log_workload(path, log_format, start, end, virtual_cluster, strict, estimator)
     try:
         with open(path, newline="") as handle:
             reader = csv.DictReader(handle)
@@ -135,6 +144,18 @@ def load_workload(path, fmt: Optional[str] = None, *, start: Optional[float] = N
     return workload
 
 
+def _log_workload(path: Path, fmt: str, start, end, virtual_cluster, strict: bool, estimator) -> Workload:
+    if estimator is not None:
+        raise WorkloadError(f"a {fmt} log carries no estimates to take estimator {estimator!r}'s from", str(path))
+    log = load_job_log(path, fmt, strict=strict)
+    if virtual_cluster is not None:
+        log = log.in_virtual_cluster(virtual_cluster)
+    log = log.window(start, end)
+    if len(log) == 0:
+        raise WorkloadError("no jobs left after reading and filtering", log.source)
+    return log_workload(log)
+
+
 def _choose_format(path: Path, header: tuple[str, ...], fmt: Optional[str]) -> _Format:
     if fmt is not None:
         if fmt not in FORMATS:
@@ -142,9 +163,11 @@ def _choose_format(path: Path, header: tuple[str, ...], fmt: Optional[str]) -> _
         spec = FORMATS[fmt]
         missing = [column for column in spec.columns if column not in header]
         if missing:
-            raise WorkloadError(f"header lacks {fmt} column(s) {', '.join(missing)}", str(path), 1)
+            detected = detect_log_format(path)
+            hint = f"; it reads as a {detected} log (give --format {detected}, or none)" if detected else ""
+            raise WorkloadError(f"header lacks {fmt} column(s) {', '.join(missing)}{hint}", str(path), 1)
         return spec
-    for spec in FORMATS.values():
+    for spec in _TRACE_FORMATS.values():
         if all(column in header for column in spec.columns):
             return spec
     raise WorkloadError(f"header {','.join(header)} matches no known format ({', '.join(FORMATS)})",
