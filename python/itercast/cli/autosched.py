@@ -8,27 +8,85 @@ import time
 
 from itercast.cli import options
 from itercast.cli.sim import MAX_BAD_ROWS_SHOWN, _report_bad_rows, _time_option
+from itercast.errors import ItercastError
+from itercast.sched.replay import DEFAULT_CONFIG
 from itercast.sched.tuner import TunerSettings
 from itercast.sim import FORMATS, Cluster, load_workload
 
 PROGRESS_AFTER_S = 2.0
 
 
+REQUIRED = ("workload", "gpus", "gpus_per_node")
+
+
 def register(subparsers):
     parser = subparsers.add_parser(
-        "autosched", help="replay a job trace with online tuning of the scheduler's configuration",
+        "autosched", help="replay a job trace with online tuning of the scheduler's configuration, or recommend "
+                          "the configuration to run next on a real cluster (autosched recommend)",
+        usage="itercast autosched [recommend] --workload LOG --gpus N --gpus-per-node G [options]",
         description="Replay a workload on a simulated cluster, starting from Tiresias (2 queues, 3,600 GPU-s); "
                     "every --interval seconds the tuner forecasts the coming jobs, simulates candidate "
                     "configurations from the live cluster state and switches when one is --margin better "
                     "(with --review-budget, once a day it also replays the last --review seconds of jobs "
                     "to choose the configuration it returns to). "
-                    "See docs/autosched.md.")
-    parser.add_argument("--workload", required=True, help="workload CSV file")
-    parser.add_argument("--format", choices=sorted(FORMATS), help="CSV schema (default: from the header)")
-    parser.add_argument("--gpus", type=int, required=True, help="total GPUs in the cluster")
-    parser.add_argument("--gpus-per-node", type=int, required=True, help="GPUs per node")
+                    "'itercast autosched recommend' runs one such re-tune from a real cluster's log instead and "
+                    "prints the configuration to use next. See docs/autosched.md.")
+    # Not required here: 'autosched recommend' takes them after the action; run() checks them.
+    _add_workload_options(parser, required=False)
+    _add_tuner_options(parser)
     parser.add_argument("--interval", type=float, default=3600.0, metavar="SECONDS",
                         help="seconds between re-tunes (default 3600)")
+    parser.add_argument("--review", type=float, default=7 * 86400.0, metavar="SECONDS",
+                        help="seconds of past jobs the daily review replays to choose home (default 604800)")
+    parser.add_argument("--review-budget", type=int, default=0,
+                        help="simulations per daily review of the last --review seconds, e.g. 64; "
+                             "0, the default, reviews nothing (docs/autosched.md)")
+    parser.add_argument("--start", help="keep jobs submitted at or after this time (seconds or ISO date)")
+    parser.add_argument("--end", help="keep jobs submitted before this time (seconds or ISO date)")
+    parser.add_argument("--estimator", metavar="NAME",
+                        help="rank by the estimates of column estimated_duration:NAME instead of estimated_duration "
+                             "(e.g. a workload written by itercast experiment sched-prediction --write-workload)")
+    parser.add_argument("--plot", metavar="FILE", help="draw JCT of finishing jobs over time with the switches")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(run=run)
+    actions = parser.add_subparsers(dest="action", title="actions", metavar="recommend")
+    _register_recommend(actions)
+
+
+def _register_recommend(actions) -> None:
+    parser = actions.add_parser(
+        "recommend", help="the configuration to run for the next interval, from a cluster's log",
+        description="Fit the forecaster on the log's history up to --at (default: the log's end), take the jobs "
+                    "running or queued then as the live state, search the configuration space on sampled "
+                    "futures, and print the configuration to use next with its expected change of average and "
+                    "p99 JCT against the one in force (--current), the spread of that change over fresh "
+                    "futures, and the next best alternatives. Slurm, PAI and Kubernetes logs give the live "
+                    "state directly; a replay trace (Philly, Tiresias, Helios) is simulated under --current "
+                    "for the eight days before --at. See docs/autosched.md, 'On your own cluster'.")
+    _add_workload_options(parser, required=True)
+    _add_tuner_options(parser)
+    parser.add_argument("--at", metavar="TIME",
+                        help="the moment to recommend for, on the log's clock (seconds or ISO date; default: the "
+                             "end of the log)")
+    parser.add_argument("--current", action="append", default=[], metavar="KEY=VALUE",
+                        help="a setting of the configuration in force, repeatable, as itercast sim --set (e.g. "
+                             "--current policy=las --current lease_s=900); default: Tiresias, 2 queues, 3,600 GPU-s")
+    parser.add_argument("--alternatives", type=int, default=3, help="next best configurations to list (default 3)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(run=run_recommend)
+
+
+def _add_workload_options(parser, required: bool) -> None:
+    parser.add_argument("--workload", required=required, metavar="LOG",
+                        help="workload CSV or cluster log (Slurm sacct, PAI, Kubernetes pods: docs/sim.md)")
+    parser.add_argument("--format", choices=sorted(FORMATS), help="its format (default: from the header)")
+    parser.add_argument("--gpus", type=int, required=required, help="total GPUs in the cluster")
+    parser.add_argument("--gpus-per-node", type=int, required=required, help="GPUs per node")
+    options.add_list_option(parser, "--vc", metavar="NAME", help="keep the jobs of these virtual clusters only")
+    parser.add_argument("--strict", action="store_true", help="fail on the first bad row instead of skipping it")
+
+
+def _add_tuner_options(parser) -> None:
     parser.add_argument("--history", type=float, default=86400.0, metavar="SECONDS",
                         help="seconds of history the forecaster and estimator learn from (default 86400)")
     parser.add_argument("--horizon", type=float, default=12 * 3600.0, metavar="SECONDS",
@@ -41,33 +99,27 @@ def register(subparsers):
                              f"(default {TunerSettings.search_batch})")
     parser.add_argument("--margin", type=float, default=0.05,
                         help="relative gain a candidate needs over the incumbent to be adopted (default 0.05)")
-    parser.add_argument("--review", type=float, default=7 * 86400.0, metavar="SECONDS",
-                        help="seconds of past jobs the daily review replays to choose home (default 604800)")
-    parser.add_argument("--review-budget", type=int, default=0,
-                        help="simulations per daily review of the last --review seconds, e.g. 64; "
-                             "0, the default, reviews nothing (docs/autosched.md)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     options.add_workers_option(parser, "each re-tune's what-if simulations")
     parser.add_argument("--dask", metavar="ADDRESS", help="run the what-if simulations on this dask.distributed scheduler")
-    parser.add_argument("--start", help="keep jobs submitted at or after this time (seconds or ISO date)")
-    parser.add_argument("--end", help="keep jobs submitted before this time (seconds or ISO date)")
-    options.add_list_option(parser, "--vc", metavar="NAME", help="keep the jobs of these virtual clusters only")
-    parser.add_argument("--strict", action="store_true", help="fail on the first bad row instead of skipping it")
-    parser.add_argument("--estimator", metavar="NAME",
-                        help="rank by the estimates of column estimated_duration:NAME instead of estimated_duration "
-                             "(e.g. a workload written by itercast experiment sched-prediction --write-workload)")
-    parser.add_argument("--plot", metavar="FILE", help="draw JCT of finishing jobs over time with the switches")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.set_defaults(run=run)
+
+
+def _settings(args, **extra) -> TunerSettings:
+    return TunerSettings(history_s=args.history, horizon_s=args.horizon, budget=args.budget, futures=args.futures,
+                         search_batch=args.search_batch, margin=args.margin, seed=args.seed, **extra)
+
+
+def _require_workload_options(args) -> None:
+    missing = [f"--{name.replace('_', '-')}" for name in REQUIRED if getattr(args, name) is None]
+    if missing:
+        raise ItercastError(f"the following arguments are required: {', '.join(missing)}")
 
 
 def run(args) -> int:
-    from itercast.sched import AutoSched, SearchSpace, TunerSettings, make_evaluator, replay
+    from itercast.sched import AutoSched, SearchSpace, make_evaluator, replay
 
-    settings = TunerSettings(interval_s=args.interval, history_s=args.history, horizon_s=args.horizon,
-                             budget=args.budget, futures=args.futures, search_batch=args.search_batch,
-                             margin=args.margin, seed=args.seed,
-                             review_s=args.review, review_budget=args.review_budget)
+    _require_workload_options(args)
+    settings = _settings(args, interval_s=args.interval, review_s=args.review, review_budget=args.review_budget)
     cluster = Cluster.homogeneous(args.gpus, args.gpus_per_node)
     workload = load_workload(args.workload, args.format, start=_time_option("--start", args.start),
                              end=_time_option("--end", args.end), virtual_cluster=args.vc, strict=args.strict,
@@ -91,6 +143,25 @@ def run(args) -> int:
         print(json.dumps(summary))
     else:
         _print_summary(summary)
+    return 0
+
+
+def run_recommend(args) -> int:
+    from itercast.cli.recommend import cluster_state, print_recommendation, recommendation_json
+    from itercast.sched import SearchSpace, make_evaluator
+    from itercast.sched.recommend import recommend
+
+    settings = _settings(args)
+    cluster = Cluster.homogeneous(args.gpus, args.gpus_per_node)
+    current = DEFAULT_CONFIG.with_settings(args.current)
+    state, source = cluster_state(args, cluster, current)
+    result = recommend(state, cluster, current, settings=settings, space=SearchSpace(),
+                       evaluator=make_evaluator(options.workers_count(args.workers), args.dask),
+                       alternatives=args.alternatives)
+    if args.json:
+        print(json.dumps(recommendation_json(result, source)))
+    else:
+        print_recommendation(result, source)
     return 0
 
 

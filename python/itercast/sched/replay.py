@@ -33,6 +33,7 @@ class ReplayResult:
     timeline: list = field(default_factory=list)  # (time_s, SimConfig) from the start and at each switch
     retunes: list = field(default_factory=list)   # Retune records
     measured: Optional[np.ndarray] = None         # jobs the metrics count (None: all)
+    snapshot: Optional[Workload] = None           # the unfinished jobs when a replay stopped early (``until``)
 
     @property
     def switches(self) -> int:
@@ -70,14 +71,15 @@ def config_dict(config: SimConfig) -> dict:
 
 def replay(workload: Workload, cluster: Cluster, config: SimConfig = DEFAULT_CONFIG, *, tuner=None,
            interval_s: float = 3600.0, history_s: float = 86400.0, tune_from: Optional[float] = None,
-           measure_from: Optional[float] = None,
+           measure_from: Optional[float] = None, until: Optional[float] = None,
            progress: Optional[Callable[[float, float], None]] = None) -> ReplayResult:
     """Runs ``workload`` from its first submission to its last finish under
     ``config``; every ``interval_s`` the estimator is refitted and, from
     ``tune_from`` on, ``tuner.retune`` may switch the configuration. Metrics
     count the jobs submitted at or after ``measure_from`` (a warm-up before
-    it fills the cluster and the history). ``progress(now, last_submit)`` is
-    called after every interval."""
+    it fills the cluster and the history). With ``until`` the replay stops
+    then, its unfinished jobs in ``snapshot``. ``progress(now, last_submit)``
+    is called after every interval."""
     supplied = workload.estimates is not None and bool(np.isfinite(workload.estimates).all())
     estimator = None if supplied else DurationEstimator(history_s)
     initial = workload.estimates if supplied else estimator.predict(workload.gpus, workload.virtual_cluster)
@@ -88,8 +90,10 @@ def replay(workload: Workload, cluster: Cluster, config: SimConfig = DEFAULT_CON
     now = simulation.now
     estimates = initial
     submitted_estimates = np.full(len(workload), np.nan)
-    while not simulation.run(until=now + interval_s):
+    while not simulation.run(until=now + interval_s if until is None else min(now + interval_s, until)):
         now = simulation.now
+        if until is not None and now >= until:
+            break
         finish = simulation.result().finish
         arrived = np.isnan(submitted_estimates) & (workload.submit < now)
         submitted_estimates[arrived] = estimates[arrived]
@@ -108,6 +112,8 @@ def replay(workload: Workload, cluster: Cluster, config: SimConfig = DEFAULT_CON
         if progress is not None:
             progress(now, last_submit)
     outcome.result = simulation.result()
+    if until is not None:
+        outcome.snapshot = simulation.snapshot()
     if measure_from is not None:
         outcome.measured = workload.submit >= measure_from
     return outcome

@@ -215,6 +215,26 @@ class AutoSched:
         return Retune(now, incumbent, chosen, incumbent_score, best_score, simulations,
                       time.perf_counter() - began, note, self.home)
 
+    def rank(self, live: Workload, history: History, now: float,
+             incumbent: SimConfig) -> tuple[list[tuple[SimConfig, float]], str]:
+        """Every configuration one search scores from this cluster state on
+        sampled futures, best first, the incumbent among them: what a re-tune
+        chooses from, for a caller that reports more than the choice. Empty,
+        with the reason, when no job finished in the history window."""
+        whatif, note = self._whatif(live, history, now)
+        if whatif is None:
+            return [], note
+        scored: list[tuple[SimConfig, float]] = []
+        with self.evaluator.session(whatif) as score:
+            incumbent_score = score([incumbent])[0]
+            self._search(score, incumbent, incumbent, incumbent_score, self.settings.candidates,
+                         self._seeds(incumbent, incumbent), scored)
+        return sorted([(incumbent, incumbent_score)] + scored, key=lambda pair: pair[1]), ""
+
+    def fresh_whatif(self, live: Workload, history: History, now: float) -> Optional[WhatIf]:
+        """New sampled futures from the same cluster state (None without history)."""
+        return self._whatif(live, history, now)[0]
+
     def _beats(self, score: float, incumbent_score: float) -> bool:
         return score < incumbent_score * (1 - self.settings.margin)
 

@@ -66,14 +66,23 @@ def score_future(workload: Workload, cluster: Cluster, config: SimConfig, start:
     measured = workload.submit >= measure_from
     if not measured.any():
         return 0.0
+    finish = future_finish(workload, cluster, config, start, end)
+    if finish is None:
+        return float("inf")
+    in_system = np.minimum(np.where(np.isnan(finish), end, finish), end) - np.maximum(workload.submit, start)
+    return float(np.mean(np.maximum(in_system[measured], 0.0)))
+
+
+def future_finish(workload: Workload, cluster: Cluster, config: SimConfig, start: float,
+                  end: float = np.inf) -> np.ndarray | None:
+    """Each job's finish time in a what-if run from ``start`` until ``end``
+    (NaN: not finished by then), or None when the simulation thrashed."""
     simulation = Simulation(workload, cluster, dataclasses.replace(config, estimate="supplied"), start_time=start)
     simulation.run(until=None if np.isinf(end) else end,
                    max_events=max(MIN_EVENT_BUDGET, EVENTS_PER_JOB * len(workload)))
     if simulation.budget_exhausted:
-        return float("inf")
-    finish = simulation.result().finish
-    in_system = np.minimum(np.where(np.isnan(finish), end, finish), end) - np.maximum(workload.submit, start)
-    return float(np.mean(np.maximum(in_system[measured], 0.0)))
+        return None
+    return simulation.result().finish
 
 
 def resampled_live(live: Workload, total_s: np.ndarray) -> Workload:
