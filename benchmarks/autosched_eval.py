@@ -1,6 +1,7 @@
 """AutoSched on the Philly trace, week by week, against the alternatives.
 
     PYTHONPATH=python python3 benchmarks/autosched_eval.py [--sizes 64,128,256] [--weeks 3-6,9-10] [--json FILE]
+    PYTHONPATH=python python3 benchmarks/autosched_eval.py --from-json FILE [FILE ...]
 
 For each cluster size, the Philly virtual clusters whose load fits it (below)
 are replayed one week at a time, after a week of warm-up under the default
@@ -59,6 +60,9 @@ VIRTUAL_CLUSTERS = {
 # would show the forecaster only durations shorter than the warm-up).
 WARMUP_S = WEEK
 METHODS = ("default", "prototype", "hindsight", "oracle", "autosched")
+# What each arm reports: the average, and the tail an average can hide.
+OUTCOME_KEYS = ("avg_jct_s", "p50_jct_s", "p99_jct_s", "max_jct_s", "avg_queue_s", "long_jobs_slowdown", "utilization")
+TAIL_KEYS = ("p50_jct_s", "p99_jct_s", "max_jct_s", "avg_queue_s", "long_jobs_slowdown")
 
 
 def window(jobs, gpus: int, week: int, warmup_s: float = WARMUP_S):
@@ -77,9 +81,8 @@ def run_window(task) -> dict:
         began = time.perf_counter()
         outcome = replay(jobs, cluster, config, tuner=tuner, tune_from=start, measure_from=start)
         summary = outcome.summary()
-        row[name] = {"avg_jct_s": summary["avg_jct_s"], "switches": summary["switches"],
+        row[name] = {**{key: summary[key] for key in OUTCOME_KEYS}, "switches": summary["switches"],
                      "tuning_wall_s": summary["tuning_wall_s"], "wall_s": time.perf_counter() - began,
-                     "utilization": summary["utilization"],
                      "configs": sorted({entry["config"]["policy"] for entry in summary["timeline"]})}
 
     measure("default")
@@ -104,9 +107,9 @@ class SwitchAtStart:
         return Retune(simulation.now, simulation.config, chosen, math.nan, math.nan, 0, 0.0)
 
 
-def static_window_jct(jobs, cluster, start, config) -> float:
+def static_window(jobs, cluster, start, config) -> dict:
     return replay(jobs, cluster, DEFAULT_CONFIG, tuner=SwitchAtStart(config), tune_from=start,
-                  measure_from=start).summary()["avg_jct_s"]
+                  measure_from=start).summary()
 
 
 def hindsight(jobs, cluster, start, trials: int) -> dict:
@@ -118,16 +121,17 @@ def hindsight(jobs, cluster, start, trials: int) -> dict:
     for policy in space.policies:
         study.enqueue_trial(space.params_of(dataclasses.replace(DEFAULT_CONFIG, policy=policy)))
     began = time.perf_counter()
-    best = (np.inf, None)
+    best = (np.inf, None, None)
     for _ in range(trials):
         trial = study.ask()
         config = space.suggest(trial, DEFAULT_CONFIG)
-        value = static_window_jct(jobs, cluster, start, config)
-        study.tell(trial, value)
-        best = min(best, (value, config), key=lambda pair: pair[0])
-    return {"avg_jct_s": best[0], "switches": 0, "tuning_wall_s": 0.0, "wall_s": time.perf_counter() - began,
-            "configs": [best[1].policy], "config": {k: v for k, v in dataclasses.asdict(best[1]).items()
-                                                     if not k.startswith("estimate")}}
+        summary = static_window(jobs, cluster, start, config)
+        study.tell(trial, summary["avg_jct_s"])
+        best = min(best, (summary["avg_jct_s"], config, summary), key=lambda triple: triple[0])
+    _, config, summary = best
+    return {**{key: summary[key] for key in OUTCOME_KEYS}, "switches": 0, "tuning_wall_s": 0.0,
+            "wall_s": time.perf_counter() - began, "configs": [config.policy],
+            "config": {k: v for k, v in dataclasses.asdict(config).items() if not k.startswith("estimate")}}
 
 
 def parse_weeks(text: str) -> list[int]:
@@ -153,6 +157,23 @@ def report(rows: list[dict]) -> str:
         mine = [row for row in rows if row["gpus"] == gpus]
         means = {m: np.mean([row[m]["avg_jct_s"] / row["default"]["avg_jct_s"] for row in mine]) for m in METHODS}
         lines.append(f"| {gpus} | mean / (a) | | " + " | ".join(f"{means[m]:.3f}" for m in METHODS) + " | | | |")
+    return "\n".join(lines) + "\n\n" + tail_report(rows)
+
+
+def tail_report(rows: list[dict]) -> str:
+    """Per window, each arm's median, p99 and maximum JCT, average queueing and the long jobs'
+    slowdown, over the default's (a); the default's own figures in seconds."""
+    arms = METHODS[1:]
+    lines = ["| GPUs | week | metric | (a) default | " + " | ".join(f"{arm} / (a)" for arm in arms) + " |",
+             "|" + "---|" * (len(arms) + 4)]
+    for row in rows:
+        for key in TAIL_KEYS:
+            base = row["default"].get(key)
+            if base is None:  # a file written before the tail was recorded
+                continue
+            ratios = " | ".join(f"{row[arm][key] / base:.3f}" if base else "" for arm in arms)
+            lines.append(f"| {row['gpus']} | {row['week']} | {key} | {base:,.{1 if key == 'long_jobs_slowdown' else 0}f} "
+                         f"| {ratios} |")
     return "\n".join(lines)
 
 
@@ -170,7 +191,13 @@ def main(argv=None) -> int:
                         help="the tuners' seed (TPE and sampled futures); the hindsight search keeps its own")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="windows simulated in parallel")
     parser.add_argument("--json", metavar="FILE", help="write every figure here")
+    parser.add_argument("--from-json", metavar="FILE", nargs="+",
+                        help="print the tables of files written by --json (several: their windows together)")
     args = parser.parse_args(argv)
+    if args.from_json:
+        rows = [row for path in args.from_json for row in json.loads(Path(path).read_text())["rows"]]
+        print(report(sorted(rows, key=lambda each: (each["gpus"], each["week"]))))
+        return 0
     settings = TunerSettings(budget=args.budget, review_budget=args.review_budget, seed=args.seed)
     path = SHARED / "workloads" / "philly_jobs.csv"
     tasks = [(path, int(gpus), week, settings, args.hindsight_trials)

@@ -11,6 +11,8 @@ from itercast.sim.cluster import Cluster
 from itercast.sim.config import SimConfig
 from itercast.sim.workload import Workload
 
+LONG_JOBS_SHARE = 0.1  # the long jobs of long_jobs_slowdown: the tenth with the longest run time
+
 
 @dataclass(frozen=True)
 class SimResult:
@@ -56,6 +58,8 @@ class SimResult:
             "jobs": int(finished.sum()),
             **_jct_stats(jct),
             "p95_jct_s": _percentile(jct, 95),
+            "max_jct_s": float(jct.max()) if len(jct) else 0.0,
+            "long_jobs_slowdown": self._long_jobs_slowdown(),
             "avg_queue_s": _mean(queue),
             "p99_queue_s": _percentile(queue, 99),
             "makespan_s": makespan,
@@ -68,6 +72,15 @@ class SimResult:
             "by_gpus": self._by_gpus(jct, queue),
             **self._tardiness(),
         }
+
+    def _long_jobs_slowdown(self) -> float:
+        """Mean JCT over run time (on the fastest GPU type) of the longest-running tenth of the finished
+        jobs: what starves under policies that favour short jobs, and an average JCT hides."""
+        run = self.workload.duration[self.finished]
+        if not len(run):
+            return 0.0
+        longest = np.argsort(run, kind="stable")[-max(1, int(LONG_JOBS_SHARE * len(run))):]
+        return _mean(self.jct[longest] / run[longest])
 
     def _tardiness(self) -> dict:
         """With deadlines: how many finished jobs were late, and lateness (finish - deadline, 0 when on
