@@ -122,7 +122,7 @@ def test_a_typo_in_a_fixed_set_of_values_fails_while_parsing(argv, option, capsy
 
 
 def test_every_time_option_says_its_unit():
-    unitless = {"margin"}  # a ratio
+    unitless = {"margin", "tail_guard"}  # ratios
     for name, subparser in parser_tree(build_parser()):
         for action in subparser._actions:
             if action.type is float and action.dest not in unitless:

@@ -6,11 +6,13 @@ import json
 import sys
 import time
 
+import numpy as np
+
 from itercast.cli import options
 from itercast.cli.sim import MAX_BAD_ROWS_SHOWN, _report_bad_rows, _time_option
 from itercast.errors import ItercastError
 from itercast.sched.replay import DEFAULT_CONFIG
-from itercast.sched.tuner import TunerSettings
+from itercast.sched.tuner import OBJECTIVES, TunerSettings
 from itercast.sim import FORMATS, Cluster, load_workload
 
 PROGRESS_AFTER_S = 2.0
@@ -99,6 +101,14 @@ def _add_tuner_options(parser) -> None:
                              f"(default {TunerSettings.search_batch})")
     parser.add_argument("--margin", type=float, default=0.05,
                         help="relative gain a candidate needs over the incumbent to be adopted (default 0.05)")
+    parser.add_argument("--objective", choices=OBJECTIVES, default=TunerSettings.objective,
+                        help="what a re-tune minimises over its what-ifs: the jobs' average JCT, that average with "
+                             "a tail guard (--tail-guard), p99 JCT, or the share of deadlines missed (needs a "
+                             f"deadline column) (default {TunerSettings.objective})")
+    parser.add_argument("--tail-guard", type=float, default=TunerSettings.tail_guard, metavar="F",
+                        help="under --objective avg-jct-guarded, a candidate whose p99 JCT or long-job slowdown "
+                             "exceeds the configuration in force's by more than this fraction is not adopted "
+                             f"(default {TunerSettings.tail_guard})")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     options.add_workers_option(parser, "each re-tune's what-if simulations")
     parser.add_argument("--dask", metavar="ADDRESS", help="run the what-if simulations on this dask.distributed scheduler")
@@ -106,7 +116,15 @@ def _add_tuner_options(parser) -> None:
 
 def _settings(args, **extra) -> TunerSettings:
     return TunerSettings(history_s=args.history, horizon_s=args.horizon, budget=args.budget, futures=args.futures,
-                         search_batch=args.search_batch, margin=args.margin, seed=args.seed, **extra)
+                         search_batch=args.search_batch, margin=args.margin, seed=args.seed,
+                         objective=args.objective, tail_guard=args.tail_guard, **extra)
+
+
+def require_objective_support(objective: str, workload) -> None:
+    """Refuses, before any simulation, an objective the jobs cannot support."""
+    if objective == "deadline-misses" and (workload.deadlines is None or np.isnan(workload.deadlines).all()):
+        raise ItercastError(f"--objective deadline-misses needs jobs with deadlines, and {workload.source} has no "
+                            "deadline column (docs/sim.md)")
 
 
 def _require_workload_options(args) -> None:
@@ -125,6 +143,7 @@ def run(args) -> int:
                              end=_time_option("--end", args.end), virtual_cluster=args.vc, strict=args.strict,
                              estimator=args.estimator)
     _report_bad_rows(workload)
+    require_objective_support(settings.objective, workload)
     tuner = AutoSched(cluster, settings, SearchSpace(), make_evaluator(options.workers_count(args.workers), args.dask))
     try:
         outcome = replay(workload, cluster, tuner=tuner, interval_s=settings.interval_s,
@@ -155,6 +174,7 @@ def run_recommend(args) -> int:
     cluster = Cluster.homogeneous(args.gpus, args.gpus_per_node)
     current = DEFAULT_CONFIG.with_settings(args.current)
     state, source = cluster_state(args, cluster, current)
+    require_objective_support(settings.objective, state.history)
     result = recommend(state, cluster, current, settings=settings, space=SearchSpace(),
                        evaluator=make_evaluator(options.workers_count(args.workers), args.dask),
                        alternatives=args.alternatives)

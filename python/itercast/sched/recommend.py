@@ -6,8 +6,9 @@ estimator learn from the jobs finished by then, the jobs running or queued
 then are the live state, and a search over the configuration space scores
 candidates on sampled futures, as every hourly re-tune does. The best few
 and the configuration in force are then simulated again on fresh futures,
-to completion, and compared by average and p99 JCT per future: the change a
-switch should bring, and how much it varies with the future drawn.
+to completion, and compared per future by the objective and by average and
+p99 JCT: the change a switch should bring, and how much it varies with the
+future drawn.
 
 The live state comes from the log's own start and end times when it has them
 (Slurm, PAI, Kubernetes: ``JobLog``); a replay trace without them (Philly,
@@ -28,8 +29,8 @@ import numpy as np
 from itercast.sched.estimator import DurationEstimator
 from itercast.sched.replay import DEFAULT_CONFIG, replay
 from itercast.sched.space import SearchSpace
-from itercast.sched.tuner import AutoSched, History, TunerSettings
-from itercast.sched.whatif import WhatIf, future_finish
+from itercast.sched.tuner import GUARDED, AutoSched, History, TunerSettings, within_tail_guard
+from itercast.sched.whatif import FutureOutcome, WhatIf, future_finish, outcome_of
 from itercast.sim.cluster import Cluster
 from itercast.sim.config import SimConfig
 from itercast.sim.errors import WorkloadError
@@ -60,15 +61,17 @@ class ClusterState:
 @dataclass(frozen=True)
 class Outcome:
     """One configuration simulated to completion on each fresh future: the
-    change of average and p99 JCT against the configuration in force, per
-    future (ratios - 1)."""
+    objective's score, average and p99 JCT, and their change against the
+    configuration in force (ratios - 1), per future."""
 
     config: SimConfig
     search_score: float
+    score: np.ndarray
     avg_jct_s: np.ndarray
     p99_jct_s: np.ndarray
     avg_change: np.ndarray
     p99_change: np.ndarray
+    tail: tuple[FutureOutcome, ...]
 
 
 @dataclass(frozen=True)
@@ -143,8 +146,10 @@ def recommend(state: ClusterState, cluster: Cluster, current: SimConfig = DEFAUL
               alternatives: int = 3) -> Recommendation:
     """One re-tune from ``state``: the configuration to run for the next
     interval, with its expected change against ``current`` and the next best
-    ``alternatives``. A switch is recommended only when the best candidate
-    beats ``current`` by ``settings.margin`` on average over fresh futures."""
+    ``alternatives``. A switch is recommended only when a candidate beats
+    ``current`` by ``settings.margin`` on the objective on average over fresh
+    futures (and, under the guarded objective, keeps the tail within the
+    guard): the best such one."""
     began = time.perf_counter()
     _check_fits(state, cluster)
     estimator = DurationEstimator(settings.history_s).fit(state.history, state.finish, state.now)
@@ -164,13 +169,11 @@ def recommend(state: ClusterState, cluster: Cluster, current: SimConfig = DEFAUL
         return Recommendation(state.now, keep, keep, (), wall_s=time.perf_counter() - began, note=note, **counts)
     candidates = [(config, score) for config, score in _distinct(ranked) if config != current][:alternatives + 1]
     current_score = next(score for config, score in ranked if config == current)
-    baseline = _jcts(fresh, current)
-    keep = _outcome(current, current_score, baseline, baseline)
-    scored = [_outcome(config, score, _jcts(fresh, config), baseline) for config, score in candidates]
-    best = min(scored, key=lambda outcome: float(np.mean(outcome.avg_jct_s)), default=keep)
-    chosen = best if np.mean(best.avg_change) < -settings.margin else keep
-    others = tuple(outcome for outcome in sorted(scored, key=lambda o: float(np.mean(o.avg_jct_s)))
-                   if outcome is not chosen)[:alternatives]
+    keep = _outcome(fresh, current, current_score, None)
+    scored = sorted((_outcome(fresh, config, score, keep) for config, score in candidates),
+                    key=lambda outcome: float(np.mean(outcome.score)))
+    chosen = next((outcome for outcome in scored if _adoptable(outcome, keep, settings)), keep)
+    others = tuple(outcome for outcome in scored if outcome is not chosen)[:alternatives]
     return Recommendation(state.now, keep, chosen, others, wall_s=time.perf_counter() - began, **counts)
 
 
@@ -195,29 +198,31 @@ def _distinct(ranked: list[tuple[SimConfig, float]]) -> list[tuple[SimConfig, fl
     return kept
 
 
-def _jcts(whatif: WhatIf, config: SimConfig) -> list[np.ndarray]:
-    """Per future, each job's JCT from its submission under ``config`` (inf: it never finished)."""
-    jcts = []
+def _adoptable(candidate: Outcome, current: Outcome, settings: TunerSettings) -> bool:
+    """Beats the configuration in force by the margin on the objective, on average over the futures, and
+    under the guarded objective keeps its tail within the guard."""
+    if not np.mean(candidate.score) < np.mean(current.score) * (1 - settings.margin):
+        return False
+    return settings.objective != GUARDED or within_tail_guard(candidate.tail, current.tail, settings.tail_guard)
+
+
+def _outcome(whatif: WhatIf, config: SimConfig, search_score: float, baseline: Optional[Outcome]) -> Outcome:
+    """``config`` on every future of ``whatif``, run to completion; changes against ``baseline`` (itself if None)."""
+    tails, avg, p99 = [], [], []
     for future in whatif.futures:
         finish = future_finish(future, whatif.cluster, config, whatif.start)
-        jcts.append(np.full(len(future), np.inf) if finish is None
-                    else np.where(np.isnan(finish), np.inf, finish - future.submit))
-    return jcts
-
-
-def _outcome(config: SimConfig, score: float, jcts: list[np.ndarray], baseline: list[np.ndarray]) -> Outcome:
-    avg, p99 = _statistics(jcts)
-    base_avg, base_p99 = _statistics(baseline)
+        tails.append(outcome_of(finish, future, whatif.start, np.inf, whatif.measure_from, whatif.objective))
+        jct = np.full(len(future), np.inf) if finish is None else np.where(np.isnan(finish), np.inf,
+                                                                           finish - future.submit)
+        avg.append(np.mean(jct))
+        p99.append(np.percentile(jct, 99, method="higher"))
+    avg, p99 = np.array(avg), np.array(p99)
+    base_avg, base_p99 = (avg, p99) if baseline is None else (baseline.avg_jct_s, baseline.p99_jct_s)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return Outcome(config, score, avg, p99, avg / base_avg - 1.0, p99 / base_p99 - 1.0)
-
-
-def _statistics(jcts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Average and p99 JCT of each future."""
-    return (np.array([np.mean(jct) for jct in jcts]),
-            np.array([np.percentile(jct, 99, method="higher") for jct in jcts]))
+        return Outcome(config, search_score, np.array([tail.score for tail in tails]), avg, p99,
+                       avg / base_avg - 1.0, p99 / base_p99 - 1.0, tuple(tails))
 
 
 def _unscored(config: SimConfig) -> Outcome:
     nothing = np.zeros(0)
-    return Outcome(config, math.nan, nothing, nothing, nothing, nothing)
+    return Outcome(config, math.nan, nothing, nothing, nothing, nothing, nothing, ())

@@ -38,7 +38,7 @@ from itercast.sched.forecast import WorkloadForecaster
 from itercast.sched.review import past_whatif
 from itercast.sched.space import MAX_QUEUES, SearchSpace
 from itercast.sched.streams import stream, stream_seed
-from itercast.sched.whatif import WhatIf, sampled_whatif, true_whatif
+from itercast.sched.whatif import FutureOutcome, WhatIf, sampled_whatif, true_whatif
 from itercast.sim.cluster import Cluster
 from itercast.sim.config import SimConfig
 from itercast.sim.engine import Simulation
@@ -50,6 +50,8 @@ DAY_S = 86400.0
 # Penalty factor over the incumbent's score told to the search for a
 # candidate whose what-ifs thrashed (an infinite value would stall TPE).
 THRASH_PENALTY = 10.0
+GUARDED = "avg-jct-guarded"
+OBJECTIVES = ("avg-jct", GUARDED, "p99-jct", "deadline-misses")
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,12 @@ class TunerSettings:
     every ``review_interval_s`` the last ``review_s`` of jobs (after
     ``review_warmup_s`` that only loads the cluster) are replayed in
     ``futures`` draws of the unfinished jobs' durations, ``review_budget``
-    simulations in all (0: no review)."""
+    simulations in all (0: no review). ``objective``: what a re-tune
+    minimises over its what-ifs (``OBJECTIVES``: the jobs' average time in
+    the system; that average with a tail guard, under which a candidate whose
+    p99 JCT or long-job slowdown exceeds the configuration in force's by more
+    than ``tail_guard`` is not adopted; the p99; or the share of deadlines
+    missed)."""
 
     interval_s: float = HOUR_S
     history_s: float = DAY_S
@@ -83,6 +90,8 @@ class TunerSettings:
     review_interval_s: float = DAY_S
     review_warmup_s: float = DAY_S
     review_budget: int = 0
+    objective: str = "avg-jct"
+    tail_guard: float = 0.05
 
     def __post_init__(self):
         for name in ("interval_s", "history_s", "duration_history_s", "horizon_s", "review_s",
@@ -99,10 +108,19 @@ class TunerSettings:
                                  f"validation: at least 4 x futures = {4 * self.futures} simulations")
         if not 0 <= self.margin < 1:
             raise SimConfigError(f"margin must be in [0, 1), got {self.margin!r}")
+        if self.objective not in OBJECTIVES:
+            raise SimConfigError(f"objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
+        if not 0 <= self.tail_guard < 1:
+            raise SimConfigError(f"tail_guard must be in [0, 1), got {self.tail_guard!r}")
         if self.review_budget != 0 and self.review_budget < 2 * self.futures:
             raise SimConfigError(f"review_budget must be 0 (no review) or allow home and one candidate on "
                                  f"every draw of the past: at least 2 x futures = {2 * self.futures}, "
                                  f"got {self.review_budget}")
+
+    @property
+    def score_objective(self) -> str:
+        """What the what-ifs score: the guarded objective scores the average and guards at adoption."""
+        return "avg-jct" if self.objective == GUARDED else self.objective
 
     @property
     def candidates(self) -> int:
@@ -245,12 +263,17 @@ class AutoSched:
         it beats the incumbent by the margin on average and is no worse on
         any one of them. The clairvoyant tuner's single future is the truth
         and needs no second look."""
-        if self.clairvoyant:
+        guarded = self.settings.objective == GUARDED
+        if self.clairvoyant and not guarded:
             return best, 0
         fresh, _ = self._whatif(live, history, now)
-        best_scores, incumbent_scores = fresh.per_future(best), fresh.per_future(incumbent)
-        adopted = self._beats(best_scores.mean(), incumbent_scores.mean()) and bool(
-            (best_scores <= incumbent_scores).all())
+        best_outcomes, incumbent_outcomes = fresh.outcomes(best), fresh.outcomes(incumbent)
+        best_scores = np.array([outcome.score for outcome in best_outcomes])
+        incumbent_scores = np.array([outcome.score for outcome in incumbent_outcomes])
+        adopted = self.clairvoyant or (self._beats(best_scores.mean(), incumbent_scores.mean()) and bool(
+            (best_scores <= incumbent_scores).all()))
+        if guarded:
+            adopted = adopted and within_tail_guard(best_outcomes, incumbent_outcomes, self.settings.tail_guard)
         return (best if adopted else incumbent), 2 * fresh.simulations_per_candidate
 
     def _review(self, live: Workload, history: History, now: float, incumbent: SimConfig) -> int:
@@ -267,6 +290,7 @@ class AutoSched:
                            draw_durations=self._draw_durations())
         if past is None:
             return 0
+        past = dataclasses.replace(past, objective=settings.score_objective)
         self._next_review = now + settings.review_interval_s
         home = self.home if self.home is not None else incumbent
         scored = []
@@ -304,14 +328,17 @@ class AutoSched:
     def _whatif(self, live: Workload, history: History, now: float) -> tuple[Optional[WhatIf], str]:
         settings = self.settings
         if self.clairvoyant:
-            return true_whatif(live, history.workload, self.cluster, now, settings.horizon_s, history.estimate,
-                               settings.drain), ""
+            whatif = true_whatif(live, history.workload, self.cluster, now, settings.horizon_s, history.estimate,
+                                 settings.drain)
+            return dataclasses.replace(whatif, objective=settings.score_objective), ""
         self.forecaster.fit(history.workload, history.finish, now)
         if not self.forecaster.has_history:
             return None, "no job finished in the history window: keeping the incumbent"
-        return sampled_whatif(live, self.forecaster, self.cluster, now, settings.horizon_s, settings.futures,
-                              self._rng, history.estimate, supplied=history.estimator is None,
-                              drain=settings.drain), ""
+        slack = deadline_slack(history, now) if settings.objective == "deadline-misses" else None
+        whatif = sampled_whatif(live, self.forecaster, self.cluster, now, settings.horizon_s, settings.futures,
+                                self._rng, history.estimate, supplied=history.estimator is None,
+                                drain=settings.drain, deadline_slack=slack)
+        return dataclasses.replace(whatif, objective=settings.score_objective), ""
 
     def _search(self, score, base: SimConfig, start: SimConfig, start_score: float, candidates: int,
                 seeds: list[SimConfig], scored: Optional[list] = None) -> tuple[SimConfig, float, int]:
@@ -395,6 +422,31 @@ class PrototypeTuner:
 
     def close(self) -> None:
         pass
+
+
+def within_tail_guard(candidate: list[FutureOutcome], reference: list[FutureOutcome], guard: float) -> bool:
+    """Over the same futures, the candidate's mean p99 JCT and mean long-job
+    slowdown exceed the reference's by at most ``guard``."""
+    for metric in ("p99_jct_s", "long_jobs_slowdown"):
+        mine = np.mean([getattr(outcome, metric) for outcome in candidate])
+        theirs = np.mean([getattr(outcome, metric) for outcome in reference])
+        if not mine <= theirs * (1 + guard):
+            return False
+    return True
+
+
+def deadline_slack(history: History, now: float) -> np.ndarray:
+    """How much time the jobs that finished by ``now`` were given: (deadline -
+    submit) / duration of each with a deadline, drawn for the jobs the
+    forecaster samples. A workload without deadlines cannot be tuned for them."""
+    jobs = history.workload
+    if jobs.deadlines is None:
+        raise ItercastError(f"objective deadline-misses needs jobs with deadlines, and {jobs.source} has no "
+                            "deadline column")
+    known = (history.finish <= now) & ~np.isnan(jobs.deadlines)
+    if not known.any():
+        return np.empty(0)
+    return (jobs.deadlines[known] - jobs.submit[known]) / jobs.duration[known]
 
 
 def _percentile_limits(gpu_seconds: np.ndarray, queues: int) -> tuple[float, ...]:

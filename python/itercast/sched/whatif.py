@@ -27,12 +27,27 @@ import numpy as np
 from itercast.sim.cluster import Cluster
 from itercast.sim.config import SimConfig
 from itercast.sim.engine import Simulation
+from itercast.sim.metrics import long_jobs_slowdown
 from itercast.sim.workload import Workload
 
 # Events a what-if may process per job before it counts as thrashing (the
 # full Philly replay on an overloaded cluster takes about 17 per job under LAS).
 EVENTS_PER_JOB = 50
 MIN_EVENT_BUDGET = 2_000
+# What a what-if's score is: the jobs' mean time in the system, its 99th
+# percentile, or the share of the jobs with a deadline that miss it.
+OBJECTIVE_SCORES = ("avg-jct", "p99-jct", "deadline-misses")
+
+
+@dataclass(frozen=True)
+class FutureOutcome:
+    """One future under one configuration: its score, and the tail the
+    guard compares: p99 JCT (from each job's submission) and the mean
+    slowdown of the longest-running tenth of the jobs."""
+
+    score: float
+    p99_jct_s: float
+    long_jobs_slowdown: float
 
 
 @dataclass(frozen=True)
@@ -45,16 +60,20 @@ class WhatIf:
     end: float
     drain: bool = False
     measure_from: float = -np.inf  # jobs submitted earlier only load the cluster (a warm-up)
+    objective: str = "avg-jct"     # one of OBJECTIVE_SCORES
 
     def score(self, config: SimConfig) -> float:
-        """Mean over the futures of the jobs' mean time in the system until
-        ``end``; inf when a future thrashes."""
+        """Mean over the futures of the objective (by default the jobs' mean
+        time in the system until ``end``); inf when a future thrashes."""
         return float(np.mean(self.per_future(config)))
 
     def per_future(self, config: SimConfig) -> np.ndarray:
+        return np.array([outcome.score for outcome in self.outcomes(config)])
+
+    def outcomes(self, config: SimConfig) -> list[FutureOutcome]:
         end = np.inf if self.drain else self.end
-        return np.array([score_future(future, self.cluster, config, self.start, end, self.measure_from)
-                         for future in self.futures])
+        return [future_outcome(future, self.cluster, config, self.start, end, self.measure_from, self.objective)
+                for future in self.futures]
 
     @property
     def simulations_per_candidate(self) -> int:
@@ -62,15 +81,42 @@ class WhatIf:
 
 
 def score_future(workload: Workload, cluster: Cluster, config: SimConfig, start: float, end: float,
-                 measure_from: float = -np.inf) -> float:
+                 measure_from: float = -np.inf, objective: str = "avg-jct") -> float:
+    return future_outcome(workload, cluster, config, start, end, measure_from, objective).score
+
+
+def future_outcome(workload: Workload, cluster: Cluster, config: SimConfig, start: float, end: float,
+                   measure_from: float = -np.inf, objective: str = "avg-jct") -> FutureOutcome:
+    if not (workload.submit >= measure_from).any():
+        return FutureOutcome(0.0, 0.0, 0.0)
+    return outcome_of(future_finish(workload, cluster, config, start, end), workload, start, end, measure_from,
+                      objective)
+
+
+def outcome_of(finish: np.ndarray | None, workload: Workload, start: float, end: float,
+               measure_from: float = -np.inf, objective: str = "avg-jct") -> FutureOutcome:
+    """A future's outcome from its jobs' finish times (None: it thrashed)."""
     measured = workload.submit >= measure_from
-    if not measured.any():
-        return 0.0
-    finish = future_finish(workload, cluster, config, start, end)
     if finish is None:
-        return float("inf")
-    in_system = np.minimum(np.where(np.isnan(finish), end, finish), end) - np.maximum(workload.submit, start)
-    return float(np.mean(np.maximum(in_system[measured], 0.0)))
+        return FutureOutcome(float("inf"), float("inf"), float("inf"))
+    finish = np.where(np.isnan(finish), end, np.minimum(finish, end))[measured]
+    jobs = workload.subset(measured)
+    in_system = np.maximum(finish - np.maximum(jobs.submit, start), 0.0)
+    jct = finish - jobs.submit
+    return FutureOutcome(_objective_score(objective, in_system, finish, jobs), float(np.percentile(jct, 99)),
+                         long_jobs_slowdown(jct, jobs.duration))
+
+
+def _objective_score(objective: str, in_system: np.ndarray, finish: np.ndarray, jobs: Workload) -> float:
+    if objective == "avg-jct":
+        return float(np.mean(in_system))
+    if objective == "p99-jct":
+        return float(np.percentile(in_system, 99))
+    if objective == "deadline-misses":
+        with_deadline = ~np.isnan(jobs.deadlines) if jobs.deadlines is not None else np.zeros(len(jobs), bool)
+        late = finish[with_deadline] > jobs.deadlines[with_deadline]
+        return float(np.mean(late)) if len(late) else 0.0
+    raise ValueError(f"unknown objective {objective!r}; use one of {', '.join(OBJECTIVE_SCORES)}")
 
 
 def future_finish(workload: Workload, cluster: Cluster, config: SimConfig, start: float,
@@ -110,11 +156,12 @@ def work_done_s(live: Workload) -> np.ndarray:
 
 def sampled_whatif(live: Workload, forecaster, cluster: Cluster, start: float, horizon_s: float,
                    futures: int, rng: np.random.Generator, estimate_jobs, supplied: bool,
-                   drain: bool = False) -> WhatIf:
+                   drain: bool = False, deadline_slack: np.ndarray | None = None) -> WhatIf:
     """``futures`` what-ifs: the live jobs with durations drawn anew (or,
     when ``supplied``, their supplied estimates), then jobs sampled for the
     next ``horizon_s``. ``estimate_jobs(workload)`` gives the estimates the
-    sampled jobs are ranked by."""
+    sampled jobs are ranked by; with ``deadline_slack`` (ratios of the time
+    given to the run time) each sampled job gets a deadline drawn from it."""
     parts = []
     for _ in range(futures):
         if supplied:
@@ -123,8 +170,16 @@ def sampled_whatif(live: Workload, forecaster, cluster: Cluster, start: float, h
             total = forecaster.sample_durations(live.gpus, live.virtual_cluster, work_done_s(live), rng)
         coming = _on_types(forecaster.sample(horizon_s, rng), live.gpu_types)
         coming = dataclasses.replace(coming, estimates=estimate_jobs(coming))
+        if deadline_slack is not None:
+            coming = _with_deadlines(coming, deadline_slack, rng)
         parts.append(Workload.concat([resampled_live(live, total), coming]))
     return WhatIf(tuple(parts), cluster, start, start + horizon_s, drain)
+
+
+def _with_deadlines(coming: Workload, slack: np.ndarray, rng: np.random.Generator) -> Workload:
+    if not len(slack) or not len(coming):
+        return dataclasses.replace(coming, deadlines=np.full(len(coming), np.nan))
+    return dataclasses.replace(coming, deadlines=coming.submit + rng.choice(slack, len(coming)) * coming.duration)
 
 
 def true_whatif(live: Workload, workload: Workload, cluster: Cluster, start: float, horizon_s: float,

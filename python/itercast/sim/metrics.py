@@ -76,11 +76,7 @@ class SimResult:
     def _long_jobs_slowdown(self) -> float:
         """Mean JCT over run time (on the fastest GPU type) of the longest-running tenth of the finished
         jobs: what starves under policies that favour short jobs, and an average JCT hides."""
-        run = self.workload.duration[self.finished]
-        if not len(run):
-            return 0.0
-        longest = np.argsort(run, kind="stable")[-max(1, int(LONG_JOBS_SHARE * len(run))):]
-        return _mean(self.jct[longest] / run[longest])
+        return long_jobs_slowdown(self.jct, self.workload.duration[self.finished])
 
     def _tardiness(self) -> dict:
         """With deadlines: how many finished jobs were late, and lateness (finish - deadline, 0 when on
@@ -102,6 +98,14 @@ class SimResult:
             breakdown[str(int(count))] = {"jobs": int(mask.sum()), **_jct_stats(jct[mask]),
                                           "avg_queue_s": _mean(queue[mask])}
         return breakdown
+
+
+def long_jobs_slowdown(jct: np.ndarray, run_s: np.ndarray) -> float:
+    """Mean of JCT / run time over the tenth of the jobs with the longest run times (at least one job)."""
+    if not len(run_s):
+        return 0.0
+    longest = np.argsort(run_s, kind="stable")[-max(1, int(LONG_JOBS_SHARE * len(run_s))):]
+    return _mean(jct[longest] / run_s[longest])
 
 
 def _jct_stats(jct: np.ndarray) -> dict:
