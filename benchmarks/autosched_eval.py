@@ -42,6 +42,7 @@ import numpy as np
 from itercast.sched import (
     DEFAULT_CONFIG, AutoSched, PrototypeTuner, Retune, SearchSpace, SerialEvaluator, TunerSettings, replay,
 )
+from itercast.sched.tuner import GUARDED, OBJECTIVES, THRASH_PENALTY
 from itercast.sim import Cluster, SimConfig, load_workload
 from itercast.sim.config import PER_SIMULATION_FIELDS
 
@@ -87,7 +88,7 @@ def run_window(task) -> dict:
 
     measure("default")
     measure("prototype", tuner=PrototypeTuner(cluster, settings))
-    row["hindsight"] = hindsight(jobs, cluster, start, trials)
+    row["hindsight"] = hindsight(jobs, cluster, start, trials, settings.objective, settings.tail_guard)
     measure("oracle", tuner=AutoSched(cluster, settings, evaluator=SerialEvaluator(), clairvoyant=True))
     measure("autosched", tuner=AutoSched(cluster, settings, evaluator=SerialEvaluator()))
     return row
@@ -112,7 +113,8 @@ def static_window(jobs, cluster, start, config) -> dict:
                   measure_from=start).summary()
 
 
-def hindsight(jobs, cluster, start, trials: int) -> dict:
+def hindsight(jobs, cluster, start, trials: int, objective: str = "avg-jct", tail_guard: float = 0.05) -> dict:
+    """The best static configuration of the window for ``objective``, by TPE over replays of it."""
     import optuna
 
     optuna.logging.set_verbosity(logging.WARNING)
@@ -121,17 +123,33 @@ def hindsight(jobs, cluster, start, trials: int) -> dict:
     for policy in space.policies:
         study.enqueue_trial(space.params_of(dataclasses.replace(DEFAULT_CONFIG, policy=policy)))
     began = time.perf_counter()
+    reference = static_window(jobs, cluster, start, DEFAULT_CONFIG) if objective == GUARDED else None
     best = (np.inf, None, None)
     for _ in range(trials):
         trial = study.ask()
         config = space.suggest(trial, DEFAULT_CONFIG)
         summary = static_window(jobs, cluster, start, config)
-        study.tell(trial, summary["avg_jct_s"])
-        best = min(best, (summary["avg_jct_s"], config, summary), key=lambda triple: triple[0])
+        value = objective_value(summary, objective, reference, tail_guard)
+        study.tell(trial, value)
+        best = min(best, (value, config, summary), key=lambda triple: triple[0])
     _, config, summary = best
     return {**{key: summary[key] for key in OUTCOME_KEYS}, "switches": 0, "tuning_wall_s": 0.0,
             "wall_s": time.perf_counter() - began, "configs": [config.policy],
             "config": {k: v for k, v in dataclasses.asdict(config).items() if not k.startswith("estimate")}}
+
+
+def objective_value(summary: dict, objective: str, reference: dict | None, tail_guard: float) -> float:
+    """A window's summary scored as the tuners score their what-ifs; under the guard, a configuration whose
+    p99 JCT or long-job slowdown exceeds the default's by more than ``tail_guard`` scores ten times worse."""
+    if objective == "p99-jct":
+        return summary["p99_jct_s"]
+    if objective == "deadline-misses":
+        return summary["late_fraction"]
+    value = summary["avg_jct_s"]
+    if objective == GUARDED and any(summary[key] > reference[key] * (1 + tail_guard)
+                                    for key in ("p99_jct_s", "long_jobs_slowdown")):
+        return value * THRASH_PENALTY
+    return value
 
 
 def parse_weeks(text: str) -> list[int]:
@@ -189,6 +207,10 @@ def main(argv=None) -> int:
                         help="simulations per daily review (0: none, the default)")
     parser.add_argument("--seed", type=int, default=TunerSettings.seed,
                         help="the tuners' seed (TPE and sampled futures); the hindsight search keeps its own")
+    parser.add_argument("--objective", choices=OBJECTIVES, default=TunerSettings.objective,
+                        help="what the tuners and the hindsight search minimise (docs/autosched.md)")
+    parser.add_argument("--tail-guard", type=float, default=TunerSettings.tail_guard,
+                        help="the guard of --objective avg-jct-guarded, a fraction")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="windows simulated in parallel")
     parser.add_argument("--json", metavar="FILE", help="write every figure here")
     parser.add_argument("--from-json", metavar="FILE", nargs="+",
@@ -198,7 +220,10 @@ def main(argv=None) -> int:
         rows = [row for path in args.from_json for row in json.loads(Path(path).read_text())["rows"]]
         print(report(sorted(rows, key=lambda each: (each["gpus"], each["week"]))))
         return 0
-    settings = TunerSettings(budget=args.budget, review_budget=args.review_budget, seed=args.seed)
+    settings = TunerSettings(budget=args.budget, review_budget=args.review_budget, seed=args.seed,
+                             objective=args.objective, tail_guard=args.tail_guard)
+    if args.objective == "deadline-misses":
+        parser.error("--objective deadline-misses: the Philly trace has no deadlines")
     path = SHARED / "workloads" / "philly_jobs.csv"
     tasks = [(path, int(gpus), week, settings, args.hindsight_trials)
              for gpus in args.sizes.split(",") for week in parse_weeks(args.weeks)]
