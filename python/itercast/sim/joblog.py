@@ -19,7 +19,7 @@ from typing import Iterable, Mapping, Optional, Union
 import numpy as np
 
 from itercast.sim.errors import WorkloadError
-from itercast.sim.workload import BadRow, Workload
+from itercast.sim.workload import BadRow, Workload, submitted_in
 
 PENDING, RUNNING, FINISHED, NEVER_STARTED = "pending", "running", "finished", "never started"
 RAN_ZERO, NO_GPU = "ran 0 s", "no GPU"
@@ -152,12 +152,7 @@ class JobLog:
 
     def window(self, start: Optional[float] = None, end: Optional[float] = None) -> "JobLog":
         """Jobs submitted in [start, end) (seconds on the log's clock)."""
-        mask = np.ones(len(self), dtype=bool)
-        if start is not None:
-            mask &= self.submit >= start
-        if end is not None:
-            mask &= self.submit < end
-        return self.subset(mask)
+        return self.subset(submitted_in(self.submit, start, end))
 
     def in_virtual_cluster(self, names: Union[str, Iterable[str]]) -> "JobLog":
         """The jobs of one virtual cluster (partition, namespace), or of any of several."""

@@ -85,6 +85,16 @@ def _per_type_rows(parts, name: str, gpu_types: tuple[str, ...]) -> np.ndarray:
     return stacked
 
 
+def submitted_in(submit: np.ndarray, start: Optional[float], end: Optional[float]) -> np.ndarray:
+    """Mask of the submissions in [start, end); an open end where None."""
+    mask = np.ones(len(submit), dtype=bool)
+    if start is not None:
+        mask &= submit >= start
+    if end is not None:
+        mask &= submit < end
+    return mask
+
+
 def _per_type(value: PerType) -> dict[str, float]:
     return dict(value) if isinstance(value, Mapping) else {DEFAULT_GPU_TYPE: float(value)}
 
@@ -156,12 +166,7 @@ class Workload:
 
     def window(self, start: Optional[float] = None, end: Optional[float] = None) -> "Workload":
         """Jobs submitted in [start, end) (seconds on the source's clock)."""
-        mask = np.ones(len(self), dtype=bool)
-        if start is not None:
-            mask &= self.submit >= start
-        if end is not None:
-            mask &= self.submit < end
-        return self.subset(mask)
+        return self.subset(submitted_in(self.submit, start, end))
 
     def in_virtual_cluster(self, names: Union[str, Iterable[str]]) -> "Workload":
         """The jobs of one virtual cluster, or of any of several."""
