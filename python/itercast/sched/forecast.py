@@ -20,6 +20,7 @@ from typing import Optional
 
 import numpy as np
 
+from itercast.sched import survival
 from itercast.sched.estimator import GroupCodes, KnownJobs, check_job_columns, known_at, positive_seconds
 from itercast.sim.cluster import DEFAULT_GPU_TYPE
 from itercast.sim.workload import Workload
@@ -31,6 +32,8 @@ WEEK_S = 7 * DAY_S
 LEVEL_PRIOR_ARRIVALS = 5.0
 # The longer history whose (vc, gpus) mix smooths the window's.
 MIX_HISTORY_S = WEEK_S
+# Duration models of WorkloadForecaster: the finished jobs' durations, or Kaplan-Meier with censoring.
+DURATION_MODELS = ("empirical", "survival")
 
 
 class ArrivalModel:
@@ -284,6 +287,11 @@ class WorkloadForecaster:
       added to the window's, so a GPU count seen last week can still occur.
     - ``min_group``: pseudo-count of the duration shrinkage (``DurationSampler``).
     - ``duration_jitter``: sigma of the log-normal duration jitter.
+    - ``duration_model``: ``"empirical"`` draws durations from the finished
+      jobs only (``DurationSampler``); ``"survival"`` from Kaplan-Meier
+      curves that also count the jobs running at ``now`` (the ``elapsed_s``
+      given to ``fit``) as censored observations, so that long jobs still
+      running do not bias durations short (``itercast.sched.survival``).
 
     ``has_history`` is False until a fit saw at least one job finish in the
     window; ``sample`` then raises (the tuner keeps its incumbent instead).
@@ -292,7 +300,11 @@ class WorkloadForecaster:
     def __init__(self, history_s: float = DAY_S, *, calendar: bool = True,
                  calendar_history_s: float = 4 * WEEK_S, smoothing: float = 16.0, halflife_s: float = HOUR_S,
                  mix_prior_jobs: float = 10.0, min_group: float = 5.0, duration_jitter: float = 0.1,
-                 duration_history_s: Optional[float] = None):
+                 duration_history_s: Optional[float] = None, duration_model: str = "empirical"):
+        if duration_model not in DURATION_MODELS:
+            raise ValueError(f"duration_model must be one of {', '.join(map(repr, DURATION_MODELS))}, "
+                             f"got {duration_model!r}")
+        self.duration_model = duration_model
         self.history_s = positive_seconds("history_s", history_s)
         self.duration_history_s = positive_seconds(
             "duration_history_s", history_s if duration_history_s is None else duration_history_s)
@@ -309,13 +321,17 @@ class WorkloadForecaster:
         self._mix_cumulative = np.empty(0)
         self._durations: Optional[DurationSampler] = None
 
-    def fit(self, jobs: Workload, finish: np.ndarray, now: float) -> "WorkloadForecaster":
+    def fit(self, jobs: Workload, finish: np.ndarray, now: float,
+            elapsed_s: Optional[np.ndarray] = None) -> "WorkloadForecaster":
         """``jobs``: the jobs submitted before ``now`` (later ones are
         ignored); ``finish[i]``: job i's finish time, NaN (or after ``now``)
         if it was still unfinished at ``now``. Durations are learned from the
-        jobs that finished in [now - history_s, now]: in steady state these
-        have the duration mix of arrivals, where "submitted and finished"
-        would favour short jobs."""
+        jobs that finished in [now - duration_history_s, now]: in steady
+        state these have the duration mix of arrivals, where "submitted and
+        finished" would favour short jobs. ``elapsed_s[i]``: the seconds of
+        work job i has done if it is running at ``now`` (NaN or 0 for a job
+        not running or not started); the survival duration model counts
+        these jobs as censored observations, the empirical one ignores them."""
         known = known_at(jobs, finish, now, since=float(now) - max(self.history_s, self.arrivals.calendar_history_s,
                                                                    self.duration_history_s))
         self.now = float(now)
@@ -323,12 +339,27 @@ class WorkloadForecaster:
         mix_start = self.now - max(self.history_s, MIX_HISTORY_S)
         durations_from = self.now - self.duration_history_s
         recent = known.subset((known.submit >= mix_start) | known.finished_in(durations_from, self.now))
-        self._codes = GroupCodes(recent.virtual_cluster)
+        running, elapsed = survival.running_at(jobs.submit, np.asarray(finish, dtype=np.float64), self.now,
+                                               elapsed_s, len(jobs))
+        survival_model = self.duration_model == "survival"
+        vcs = recent.virtual_cluster
+        if survival_model and vcs is not None:   # a VC whose only jobs are long-running ones keeps its groups
+            vcs = np.concatenate([vcs, jobs.virtual_cluster[running]])
+        self._codes = GroupCodes(vcs)
         vc_codes = self._codes.vc_codes(recent.virtual_cluster, len(recent))
         self._fit_mix(recent, vc_codes, mix_start)
         done = recent.finished_in(durations_from, self.now)
-        self._durations = DurationSampler(recent.duration[done], recent.gpus[done], vc_codes[done],
-                                          min_group=self.min_group, jitter=self.duration_jitter)
+        if not survival_model:
+            self._durations = DurationSampler(recent.duration[done], recent.gpus[done], vc_codes[done],
+                                              min_group=self.min_group, jitter=self.duration_jitter)
+            return self
+        exit, event, entry = survival.window_observations(recent.duration[done], recent.finish[done], elapsed,
+                                                          self.now, durations_from)
+        running_vcs = self._codes.vc_codes(None if jobs.virtual_cluster is None else jobs.virtual_cluster[running],
+                                           len(elapsed))
+        self._durations = survival.SurvivalSampler(
+            exit, event, entry, np.r_[recent.gpus[done], jobs.gpus[running]], np.r_[vc_codes[done], running_vcs],
+            min_group=self.min_group, jitter=self.duration_jitter)
         return self
 
     def _fit_mix(self, known: KnownJobs, vc_codes: np.ndarray, mix_start: float) -> None:
