@@ -42,6 +42,7 @@ import numpy as np
 from itercast.sched import (
     DEFAULT_CONFIG, AutoSched, PrototypeTuner, Retune, SearchSpace, SerialEvaluator, TunerSettings, replay,
 )
+from itercast.sched.forecast import DURATION_MODELS
 from itercast.sched.tuner import GUARDED, OBJECTIVES, THRASH_PENALTY
 from itercast.sim import Cluster, SimConfig, load_workload
 from itercast.sim.config import PER_SIMULATION_FIELDS
@@ -75,10 +76,15 @@ def window(jobs, gpus: int, week: int, warmup_s: float = WARMUP_S):
 def run_window(task) -> dict:
     path, gpus, week, settings, trials = task
     jobs, start = window(load_workload(path), gpus, week)
-    cluster = Cluster.homogeneous(gpus, 8)
     row = {"gpus": gpus, "week": week, "jobs": int((jobs.submit >= start).sum())}
+    return run_arms(jobs, Cluster.homogeneous(gpus, 8), start, settings, trials, row)
 
-    def measure(name, config=DEFAULT_CONFIG, tuner=None):
+
+def run_arms(jobs, cluster, start, settings, trials, row: dict, base: SimConfig = DEFAULT_CONFIG) -> dict:
+    """The five arms on ``jobs`` (warm-up included) from ``start``, added to ``row``; every replay
+    starts under ``base``, whose per-simulation fields (e.g. gpu_type_choice) hold throughout."""
+
+    def measure(name, config=base, tuner=None):
         began = time.perf_counter()
         outcome = replay(jobs, cluster, config, tuner=tuner, tune_from=start, measure_from=start)
         summary = outcome.summary()
@@ -88,7 +94,7 @@ def run_window(task) -> dict:
 
     measure("default")
     measure("prototype", tuner=PrototypeTuner(cluster, settings))
-    row["hindsight"] = hindsight(jobs, cluster, start, trials, settings.objective, settings.tail_guard)
+    row["hindsight"] = hindsight(jobs, cluster, start, trials, settings.objective, settings.tail_guard, base)
     measure("oracle", tuner=AutoSched(cluster, settings, evaluator=SerialEvaluator(), clairvoyant=True))
     measure("autosched", tuner=AutoSched(cluster, settings, evaluator=SerialEvaluator()))
     return row
@@ -108,12 +114,13 @@ class SwitchAtStart:
         return Retune(simulation.now, simulation.config, chosen, math.nan, math.nan, 0, 0.0)
 
 
-def static_window(jobs, cluster, start, config) -> dict:
-    return replay(jobs, cluster, DEFAULT_CONFIG, tuner=SwitchAtStart(config), tune_from=start,
+def static_window(jobs, cluster, start, config, base: SimConfig = DEFAULT_CONFIG) -> dict:
+    return replay(jobs, cluster, base, tuner=SwitchAtStart(config), tune_from=start,
                   measure_from=start).summary()
 
 
-def hindsight(jobs, cluster, start, trials: int, objective: str = "avg-jct", tail_guard: float = 0.05) -> dict:
+def hindsight(jobs, cluster, start, trials: int, objective: str = "avg-jct", tail_guard: float = 0.05,
+              base: SimConfig = DEFAULT_CONFIG) -> dict:
     """The best static configuration of the window for ``objective``, by TPE over replays of it."""
     import optuna
 
@@ -123,12 +130,12 @@ def hindsight(jobs, cluster, start, trials: int, objective: str = "avg-jct", tai
     for policy in space.policies:
         study.enqueue_trial(space.params_of(dataclasses.replace(DEFAULT_CONFIG, policy=policy)))
     began = time.perf_counter()
-    reference = static_window(jobs, cluster, start, DEFAULT_CONFIG) if objective == GUARDED else None
+    reference = static_window(jobs, cluster, start, base, base) if objective == GUARDED else None
     best = (np.inf, None, None)
     for _ in range(trials):
         trial = study.ask()
-        config = space.suggest(trial, DEFAULT_CONFIG)
-        summary = static_window(jobs, cluster, start, config)
+        config = space.suggest(trial, base)
+        summary = static_window(jobs, cluster, start, config, base)
         value = objective_value(summary, objective, reference, tail_guard)
         study.tell(trial, value)
         best = min(best, (value, config, summary), key=lambda triple: triple[0])
@@ -211,6 +218,8 @@ def main(argv=None) -> int:
                         help="what the tuners and the hindsight search minimise (docs/autosched.md)")
     parser.add_argument("--tail-guard", type=float, default=TunerSettings.tail_guard,
                         help="the guard of --objective avg-jct-guarded, a fraction")
+    parser.add_argument("--duration-model", choices=DURATION_MODELS, default=TunerSettings.duration_model,
+                        help="the tuners' duration model (docs/forecast.md)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="windows simulated in parallel")
     parser.add_argument("--json", metavar="FILE", help="write every figure here")
     parser.add_argument("--from-json", metavar="FILE", nargs="+",
@@ -221,7 +230,8 @@ def main(argv=None) -> int:
         print(report(sorted(rows, key=lambda each: (each["gpus"], each["week"]))))
         return 0
     settings = TunerSettings(budget=args.budget, review_budget=args.review_budget, seed=args.seed,
-                             objective=args.objective, tail_guard=args.tail_guard)
+                             objective=args.objective, tail_guard=args.tail_guard,
+                             duration_model=args.duration_model)
     if args.objective == "deadline-misses":
         parser.error("--objective deadline-misses: the Philly trace has no deadlines")
     path = SHARED / "workloads" / "philly_jobs.csv"

@@ -361,3 +361,35 @@ def test_a_detour_the_week_would_have_regretted_is_not_taken(make_workload):
     tuner._past, tuner._home_past_score = past, past.score(srtf)
     assert tuner._plausible(fifo) == (False, 1)
     assert tuner._plausible(srtf) == (True, 1)
+
+
+def test_the_survival_model_learns_from_the_running_jobs_the_tuner_sees(make_workload):
+    jobs = two_kinds(make_workload, days=1.0)
+    fifo = SimConfig(policy="fifo", estimate="supplied")
+    simulation = Simulation(dataclasses.replace(jobs, estimates=jobs.duration), CLUSTER, fifo)
+    simulation.run(until=jobs.submit.min() + 12 * 3600)
+    live = simulation.snapshot()
+    history = History(jobs, simulation.result().finish)
+    tuner = AutoSched(CLUSTER, dataclasses.replace(FAST, duration_model="survival"), evaluator=SerialEvaluator())
+    elapsed = tuner._elapsed(live, history)
+    running = live.running.astype(bool)
+    rows = [list(jobs.job_ids).index(job_id) for job_id in live.job_ids[running]]
+    assert len(rows) > 0
+    np.testing.assert_allclose(elapsed[rows], whatif_module.work_done_s(live)[running])
+    assert np.isnan(np.delete(elapsed, [list(jobs.job_ids).index(j) for j in live.job_ids])).all()
+    assert AutoSched(CLUSTER, FAST, evaluator=SerialEvaluator())._elapsed(live, history) is None
+
+
+def test_a_tuner_with_the_survival_model_is_deterministic_and_differs_from_the_empirical_one(make_workload):
+    jobs = two_kinds(make_workload, days=1.0, seed=4)
+    survival = dataclasses.replace(FAST, duration_model="survival")
+    runs = [replay(jobs, CLUSTER, tuner=AutoSched(CLUSTER, settings, evaluator=SerialEvaluator())).retunes
+            for settings in (survival, survival, FAST)]
+    scores = [[retune.incumbent_score for retune in retunes if retune.simulations] for retunes in runs]
+    assert scores[0] == scores[1]
+    assert scores[0] != scores[2]
+
+
+def test_an_unknown_duration_model_is_refused():
+    with pytest.raises(SimConfigError, match="duration_model must be one of empirical, survival"):
+        TunerSettings(duration_model="km")

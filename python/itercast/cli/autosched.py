@@ -12,6 +12,7 @@ from itercast.cli import options
 from itercast.cli.sim import MAX_BAD_ROWS_SHOWN, _report_bad_rows, _time_option
 from itercast.errors import ItercastError
 from itercast.sched.replay import DEFAULT_CONFIG
+from itercast.sched.forecast import DURATION_MODELS
 from itercast.sched.tuner import OBJECTIVES, TunerSettings
 from itercast.sim import FORMATS, Cluster, load_workload
 
@@ -109,6 +110,10 @@ def _add_tuner_options(parser) -> None:
                         help="under --objective avg-jct-guarded, a candidate whose p99 JCT or long-job slowdown "
                              "exceeds the configuration in force's by more than this fraction is not adopted "
                              f"(default {TunerSettings.tail_guard})")
+    parser.add_argument("--duration-model", choices=DURATION_MODELS, default=TunerSettings.duration_model,
+                        help="how the forecaster learns job durations: from the finished jobs (empirical) or from "
+                             "them and the running ones, censored (survival: Kaplan-Meier) "
+                             f"(default {TunerSettings.duration_model})")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     options.add_workers_option(parser, "each re-tune's what-if simulations")
     parser.add_argument("--dask", metavar="ADDRESS", help="run the what-if simulations on this dask.distributed scheduler")
@@ -117,7 +122,8 @@ def _add_tuner_options(parser) -> None:
 def _settings(args, **extra) -> TunerSettings:
     return TunerSettings(history_s=args.history, horizon_s=args.horizon, budget=args.budget, futures=args.futures,
                          search_batch=args.search_batch, margin=args.margin, seed=args.seed,
-                         objective=args.objective, tail_guard=args.tail_guard, **extra)
+                         objective=args.objective, tail_guard=args.tail_guard,
+                         duration_model=args.duration_model, **extra)
 
 
 def require_objective_support(objective: str, workload) -> None:

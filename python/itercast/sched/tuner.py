@@ -34,11 +34,11 @@ import numpy as np
 
 from itercast.errors import ItercastError
 from itercast.sched.evaluators import ProcessEvaluator
-from itercast.sched.forecast import WorkloadForecaster
+from itercast.sched.forecast import DURATION_MODELS, WorkloadForecaster
 from itercast.sched.review import past_whatif
 from itercast.sched.space import MAX_QUEUES, SearchSpace
 from itercast.sched.streams import stream, stream_seed
-from itercast.sched.whatif import FutureOutcome, WhatIf, sampled_whatif, true_whatif
+from itercast.sched.whatif import FutureOutcome, WhatIf, sampled_whatif, true_whatif, work_done_s
 from itercast.sim.cluster import Cluster
 from itercast.sim.config import SimConfig
 from itercast.sim.engine import Simulation
@@ -74,7 +74,9 @@ class TunerSettings:
     the system; that average with a tail guard, under which a candidate whose
     p99 JCT or long-job slowdown exceeds the configuration in force's by more
     than ``tail_guard`` is not adopted; the p99; or the share of deadlines
-    missed)."""
+    missed). ``duration_model``: how the forecaster learns durations, from
+    the finished jobs only (``empirical``) or from them and the running
+    ones, censored (``survival``: Kaplan-Meier, docs/forecast.md)."""
 
     interval_s: float = HOUR_S
     history_s: float = DAY_S
@@ -92,6 +94,7 @@ class TunerSettings:
     review_budget: int = 0
     objective: str = "avg-jct"
     tail_guard: float = 0.05
+    duration_model: str = "empirical"
 
     def __post_init__(self):
         for name in ("interval_s", "history_s", "duration_history_s", "horizon_s", "review_s",
@@ -110,6 +113,9 @@ class TunerSettings:
             raise SimConfigError(f"margin must be in [0, 1), got {self.margin!r}")
         if self.objective not in OBJECTIVES:
             raise SimConfigError(f"objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
+        if self.duration_model not in DURATION_MODELS:
+            raise SimConfigError(f"duration_model must be one of {', '.join(DURATION_MODELS)}, "
+                                 f"got {self.duration_model!r}")
         if not 0 <= self.tail_guard < 1:
             raise SimConfigError(f"tail_guard must be in [0, 1), got {self.tail_guard!r}")
         if self.review_budget != 0 and self.review_budget < 2 * self.futures:
@@ -190,7 +196,8 @@ class AutoSched:
     def __post_init__(self):
         self.evaluator = self.evaluator or ProcessEvaluator()
         self.forecaster = WorkloadForecaster(self.settings.history_s,
-                                             duration_history_s=self.settings.duration_history_s)
+                                             duration_history_s=self.settings.duration_history_s,
+                                             duration_model=self.settings.duration_model)
         self._rng = stream(self.settings.seed, "futures")
         self._searches = 0
         self._last_best: Optional[SimConfig] = None
@@ -331,7 +338,7 @@ class AutoSched:
             whatif = true_whatif(live, history.workload, self.cluster, now, settings.horizon_s, history.estimate,
                                  settings.drain)
             return dataclasses.replace(whatif, objective=settings.score_objective), ""
-        self.forecaster.fit(history.workload, history.finish, now)
+        self.forecaster.fit(history.workload, history.finish, now, elapsed_s=self._elapsed(live, history))
         if not self.forecaster.has_history:
             return None, "no job finished in the history window: keeping the incumbent"
         slack = deadline_slack(history, now) if settings.objective == "deadline-misses" else None
@@ -339,6 +346,20 @@ class AutoSched:
                                 self._rng, history.estimate, supplied=history.estimator is None,
                                 drain=settings.drain, deadline_slack=slack)
         return dataclasses.replace(whatif, objective=settings.score_objective), ""
+
+    def _elapsed(self, live: Workload, history: History) -> Optional[np.ndarray]:
+        """Per job of the history, the work a live job has done (NaN for the others): the censored
+        observations of the survival duration model (None for the empirical one, which has none)."""
+        if self.settings.duration_model != "survival":
+            return None
+        elapsed = np.full(len(history.workload), np.nan)
+        position = {job_id: index for index, job_id in enumerate(history.workload.job_ids.tolist())}
+        known = [(position[job_id], done) for job_id, done in zip(live.job_ids.tolist(), work_done_s(live))
+                 if job_id in position]
+        if known:
+            rows, done = zip(*known)
+            elapsed[list(rows)] = done
+        return elapsed
 
     def _search(self, score, base: SimConfig, start: SimConfig, start_score: float, candidates: int,
                 seeds: list[SimConfig], scored: Optional[list] = None) -> tuple[SimConfig, float, int]:
