@@ -171,15 +171,18 @@ def test_a_collections_predictions_are_recomputed_when_what_made_them_differs(co
     assert run_on_collection(directory, workload) == 0
     assert computed == [(0, 120.0)]  # kept: made from the same settings, data and code
     capsys.readouterr()
+    # Another draw of the workload's configurations is scheduled with the same predictions.
+    assert run_on_collection(directory, workload, "--seed", "1") == 0
+    assert computed == [(0, 120.0)] and "recomputing" not in capsys.readouterr().err
     for options, change, named in [
-        (["--seed", "1"], None, "seed 0 (now 1)"),
-        (["--seed", "1", "--ets-seconds", "30"], None, "ets_seconds 120.0 (now 30.0)"),
-        (["--seed", "1", "--ets-seconds", "30"], lambda: (directory / "manifest.csv").write_text("config_id\n"),
-         "manifest_sha256"),
-        (["--seed", "1", "--ets-seconds", "30"],
+        (["--prediction-seed", "1"], None, "seed 0 (now 1)"),
+        (["--prediction-seed", "1", "--ets-seconds", "30"], None, "ets_seconds 120.0 (now 30.0)"),
+        (["--prediction-seed", "1", "--ets-seconds", "30"],
+         lambda: (directory / "manifest.csv").write_text("config_id\n"), "manifest_sha256"),
+        (["--prediction-seed", "1", "--ets-seconds", "30"],
          lambda: monkeypatch.setattr(itercast.timeline, "FEATURE_SCHEMA_VERSION", -1), "feature_schema_version"),
-        (["--seed", "1", "--ets-seconds", "30"], lambda: monkeypatch.setattr(itercast, "__version__", "0.0.0"),
-         "itercast_version"),
+        (["--prediction-seed", "1", "--ets-seconds", "30"],
+         lambda: monkeypatch.setattr(itercast, "__version__", "0.0.0"), "itercast_version"),
     ]:
         if change:
             change()
@@ -187,8 +190,8 @@ def test_a_collections_predictions_are_recomputed_when_what_made_them_differs(co
         assert run_on_collection(directory, workload, *options) == 0
         assert len(computed) == before + 1
         assert named in capsys.readouterr().err
-    assert run_on_collection(directory, workload, "--seed", "1", "--ets-seconds", "30") == 0
-    assert len(computed) == 6
+    assert run_on_collection(directory, workload, "--prediction-seed", "1", "--ets-seconds", "30", "--seed", "2") == 0
+    assert len(computed) == 6 and computed[-1] == (1, 30.0)
 
 
 def test_predictions_without_a_record_of_what_made_them_are_refused(collection, files, capsys):

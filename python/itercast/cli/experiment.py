@@ -31,8 +31,8 @@ def register(subparsers) -> None:
                     "AutoSched, beside FIFO, LAS, Tiresias and EDF. See docs/sched-prediction.md.")
     options.add_dataset_option(
         sched, help="a collection directory (its held-out predictions are computed into DIR/predictions.csv "
-                    "unless --predictions names a file, and recomputed when --seed, --ets-seconds, the manifest "
-                    "or the code differ from what made them) or a predictions CSV")
+                    "unless --predictions names a file, and recomputed when --prediction-seed, --ets-seconds, the "
+                    "manifest or the code differ from what made them) or a predictions CSV")
     sched.add_argument("--predictions", metavar="CSV", action="append",
                        help="held-out predictions (itercast evaluate --folds K --predictions); repeatable, "
                             "e.g. one file per hardware target; default: DIR/predictions.csv, computed when missing")
@@ -47,6 +47,10 @@ def register(subparsers) -> None:
     sched.add_argument("--end", help="keep jobs submitted before this time (seconds or ISO date)")
     options.add_list_option(sched, "--vc", metavar="NAME", help="keep the jobs of these virtual clusters only")
     sched.add_argument("--seed", type=int, default=0, help="configuration draw, synthetic errors, deadlines")
+    sched.add_argument("--prediction-seed", type=int, default=0,
+                       help="the held-out predictions' folds and training, when they are computed (default 0); "
+                            "apart from --seed, so that every draw of a workload is scheduled with the same "
+                            "predictions")
     sched.add_argument("--sia-models", default="closest", choices=SIA_MODEL_CHOICES,
                        help="a Sia workload's jobs run their application's closest zoo model (default), or each "
                             "a model drawn (seeded) from the dataset's models of the application's zoo family")
@@ -91,7 +95,7 @@ def iteration_times(args):
     if not dataset.is_dir():
         raise ItercastError(f"{dataset}: no such predictions file")
     path = dataset / PREDICTIONS_NAME
-    ensure_predictions(dataset, path, args.ets_seconds, args.seed)
+    ensure_predictions(dataset, path, args.ets_seconds, args.prediction_seed)
     return IterationTimes.read(path)
 
 
