@@ -268,8 +268,9 @@ class AutoSched:
         """The best of many candidates on a few sampled futures is partly
         lucky (the winner's curse): it is adopted only if, on fresh futures,
         it beats the incumbent by the margin on average and is no worse on
-        any one of them. The clairvoyant tuner's single future is the truth
-        and needs no second look."""
+        any one of them; under the guarded objective its tail must also stay
+        within the guard there. The clairvoyant tuner's single future is the
+        truth: it looks again only to check the tail."""
         guarded = self.settings.objective == GUARDED
         if self.clairvoyant and not guarded:
             return best, 0
