@@ -71,7 +71,7 @@ def clairvoyant_decision(settings):
 
 
 def test_the_guarded_tuner_does_not_buy_the_average_with_the_tail():
-    settings = TunerSettings(budget=16, futures=1, horizon_s=4 * 3600.0)
+    settings = TunerSettings(budget=16, futures=1, horizon_s=4 * 3600.0, objective="avg-jct")
     unguarded, truth = clairvoyant_decision(settings)
     assert unguarded.switched
     assert not within_tail_guard(truth.outcomes(unguarded.chosen), truth.outcomes(unguarded.incumbent), 0.05)
@@ -81,7 +81,7 @@ def test_the_guarded_tuner_does_not_buy_the_average_with_the_tail():
 
 
 def test_the_guard_lets_a_switch_through_when_the_tail_allows_it():
-    settings = TunerSettings(budget=16, futures=1, horizon_s=4 * 3600.0)
+    settings = TunerSettings(budget=16, futures=1, horizon_s=4 * 3600.0, objective="avg-jct")
     unguarded, truth = clairvoyant_decision(settings)
     worst = max(outcome.long_jobs_slowdown / reference.long_jobs_slowdown for outcome, reference in
                 zip(truth.outcomes(unguarded.chosen), truth.outcomes(unguarded.incumbent)))
@@ -161,3 +161,7 @@ def test_deadline_slack_refuses_jobs_without_deadlines():
 
     with pytest.raises(ItercastError, match="objective deadline-misses needs jobs with deadlines"):
         deadline_slack(History(two_jobs(), np.array([100.0, 200.0])), 300.0)
+
+
+def test_the_guarded_objective_is_the_default():
+    assert TunerSettings().objective == "avg-jct-guarded" and TunerSettings().tail_guard == 0.05

@@ -14,7 +14,7 @@ from itercast.sim import Cluster, SimConfig, WorkloadError
 from itercast.sim.joblog import JobLog
 
 HOUR = 3600.0
-FAST = TunerSettings(budget=24, futures=2, search_batch=4)
+FAST = TunerSettings(budget=24, futures=2, search_batch=4, objective="avg-jct")
 
 
 def job_log(submit, start, end, gpus, vc=None, log_end=None):

@@ -19,7 +19,8 @@ from itercast.sched.whatif import WhatIf, resampled_live, score_future, true_wha
 from itercast.sim import Cluster, JobSpec, SimConfig, SimConfigError, Simulation, Workload, simulate
 
 DAY = 86400.0
-FAST = TunerSettings(budget=12, futures=2, horizon_s=4 * 3600.0)
+# The unguarded objective: these tests are of the search and its adoption rules (the guard: test_objectives.py).
+FAST = TunerSettings(budget=12, futures=2, horizon_s=4 * 3600.0, objective="avg-jct")
 
 
 def two_kinds(make_workload, days=2.0, seed=0):
