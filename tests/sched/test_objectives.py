@@ -75,7 +75,7 @@ def test_the_guarded_tuner_does_not_buy_the_average_with_the_tail():
     unguarded, truth = clairvoyant_decision(settings)
     assert unguarded.switched
     assert not within_tail_guard(truth.outcomes(unguarded.chosen), truth.outcomes(unguarded.incumbent), 0.05)
-    guarded, _ = clairvoyant_decision(dataclasses.replace(settings, objective="avg-jct-guarded"))
+    guarded, _ = clairvoyant_decision(dataclasses.replace(settings, objective="avg-jct-guarded", tail_guard=0.05))
     assert guarded.best_score == unguarded.best_score  # the same search: the guard acts at adoption only
     assert not guarded.switched
 
@@ -164,4 +164,4 @@ def test_deadline_slack_refuses_jobs_without_deadlines():
 
 
 def test_the_guarded_objective_is_the_default():
-    assert TunerSettings().objective == "avg-jct-guarded" and TunerSettings().tail_guard == 0.05
+    assert TunerSettings().objective == "avg-jct-guarded" and TunerSettings().tail_guard == 0.10
