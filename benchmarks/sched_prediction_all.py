@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 
 from itercast.cli import main as itercast
+from itercast.sched.tuner import OBJECTIVES
 
 SHARED = Path(os.environ.get("ITERCAST_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 PHILLY = ["--vc", "6214e9", "--vc", "103959", "--vc", "ed69ec", "--start", "2017-10-02T10:30:41",
@@ -166,6 +167,7 @@ def main(argv=None) -> int:
     parser.add_argument("--json", metavar="FILE", help="write every workload's result here")
     parser.add_argument("--plots", metavar="DIR", help="write one plot per workload here")
     parser.add_argument("--from-json", metavar="FILE", help="print the tables of an earlier --json run")
+    parser.add_argument("--objective", choices=OBJECTIVES, help="AutoSched's objective (default: its default)")
     parser.add_argument("--seeds", type=int, default=1, metavar="K",
                         help="also run Philly at seeds 1..K-1 and print the spread over the K draws")
     parser.add_argument("--sia-family-seeds", type=int, default=0, metavar="K",
@@ -178,6 +180,7 @@ def main(argv=None) -> int:
         results = json.loads(Path(args.from_json).read_text())
         print(report(results))
         return 0
+    common = ["--objective", args.objective] if args.objective else []
     if args.plots:
         Path(args.plots).mkdir(parents=True, exist_ok=True)
     results = {}
@@ -185,19 +188,20 @@ def main(argv=None) -> int:
         plot = str(Path(args.plots) / (name.replace("/", "_").replace(" ", "_").replace(",", "") + ".png")) \
             if args.plots else None
         print(f"{name} ...", file=sys.stderr, flush=True)
-        results[name] = run(args.dataset, path, options, plot)
+        results[name] = run(args.dataset, path, [*options, *common], plot)
         if args.json:  # after every workload, so that a long run leaves what it finished
             Path(args.json).write_text(json.dumps(results, indent=1))
     for seed in range(1, 1 if args.family_only else args.seeds):
         print(f"{PHILLY_NAME}, seed {seed} ...", file=sys.stderr, flush=True)
-        seeded = run(args.dataset, PHILLY_PATH, [*PHILLY, "--seed", str(seed), "--autosched-estimators", ""], None)
+        seeded = run(args.dataset, PHILLY_PATH, [*PHILLY, *common, "--seed", str(seed), "--autosched-estimators", ""],
+                     None)
         results.setdefault(SEEDS_KEY, {})[str(seed)] = seeded
         if args.json:
             Path(args.json).write_text(json.dumps(results, indent=1))
     for name, path, options in sia_workloads():
         for seed in range(args.sia_family_seeds):
             print(f"{name}, family draw {seed} ...", file=sys.stderr, flush=True)
-            drawn = run(args.dataset, path, [*options, "--sia-models", "family", "--seed", str(seed),
+            drawn = run(args.dataset, path, [*options, *common, "--sia-models", "family", "--seed", str(seed),
                                              "--autosched-estimators", ""], None)
             results.setdefault(FAMILY_KEY, {}).setdefault(name, {})[str(seed)] = drawn
         if args.json and args.sia_family_seeds:

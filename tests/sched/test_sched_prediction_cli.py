@@ -50,6 +50,25 @@ def test_autosched_runs_with_the_estimators_asked_for(files, capsys):
     assert {row["estimator"] for row in rows if row["policy"] == "autosched"} == {"lightgbm", "none"}
 
 
+@pytest.mark.parametrize("options, objective, guard", [([], "avg-jct-guarded", 0.10),
+                                                      (["--objective", "avg-jct", "--tail-guard", "0.2"], "avg-jct", 0.2)])
+def test_autosched_runs_with_the_objective_asked_for(files, capsys, monkeypatch, options, objective, guard):
+    from itercast.sched import experiment
+
+    seen = []
+    real = experiment.run_experiment
+
+    def recording(*args, tuner_settings=None, **kwargs):
+        seen.append(tuner_settings)
+        return real(*args, tuner_settings=tuner_settings, **kwargs)
+
+    monkeypatch.setattr(experiment, "run_experiment", recording)
+    predictions, workload = files
+    assert main(["experiment", "sched-prediction", "--dataset", str(predictions), "--workload", str(workload),
+                 "--gpus", "8", "--gpus-per-node", "4", "--autosched-estimators", "", "--json", *options]) == 0
+    assert [(settings.objective, settings.tail_guard) for settings in seen] == [(objective, guard)]
+
+
 def test_a_missing_predictions_file_is_a_clear_error(tmp_path, files, capsys):
     _, workload = files
     code = main(["experiment", "sched-prediction", "--dataset", str(tmp_path / "nope.csv"), "--workload",

@@ -10,6 +10,7 @@ from pathlib import Path
 from itercast.cli import options
 from itercast.cli.sim import _report_bad_rows, _time_option
 from itercast.errors import ItercastError
+from itercast.sched.tuner import OBJECTIVES, TunerSettings
 
 PREDICTION_SPLIT = "arch"
 PREDICTION_FOLDS = 5  # every configuration predicted once, by models that never saw its architecture
@@ -59,6 +60,11 @@ def register(subparsers) -> None:
                             help=f"estimators AutoSched runs with (slow: a replay with hourly tuning each; "
                                  f"default {','.join(AUTOSCHED_ESTIMATORS)}, plus 'none'); '' for no AutoSched")
     options.add_workers_option(sched, "each AutoSched re-tune's what-if simulations")
+    sched.add_argument("--objective", choices=OBJECTIVES, default=TunerSettings.objective,
+                       help=f"what AutoSched minimises (itercast autosched --objective; default "
+                            f"{TunerSettings.objective})")
+    sched.add_argument("--tail-guard", type=float, default=TunerSettings.tail_guard, metavar="F",
+                       help=f"AutoSched's tail guard, a fraction (default {TunerSettings.tail_guard})")
     sched.add_argument("--ets-seconds", type=float, default=120.0, metavar="SECONDS",
                        help="training budget of the ETS reference per fold in seconds, when predictions are "
                             "computed")
@@ -203,6 +209,7 @@ def run_sched_prediction(args) -> int:
     chosen = list(args.autosched_estimators)
     policies = ESTIMATE_POLICIES if chosen else tuple(p for p in ESTIMATE_POLICIES if p != "autosched")
     experiment = run_experiment(jobs, cluster, policies=policies, autosched_estimators=chosen,
+                                tuner_settings=TunerSettings(objective=args.objective, tail_guard=args.tail_guard),
                                 evaluator=make_evaluator(options.workers_count(args.workers)))
     if args.plot:
         plot(experiment, args.plot, title=f"{Path(args.workload).name}, {args.gpus} GPUs")
