@@ -68,7 +68,10 @@ TAIL_KEYS = ("p50_jct_s", "p99_jct_s", "max_jct_s", "avg_queue_s", "long_jobs_sl
 
 
 def window(jobs, gpus: int, week: int, warmup_s: float = WARMUP_S):
-    selected = jobs.subset(np.isin(jobs.virtual_cluster, VIRTUAL_CLUSTERS[gpus]) & (jobs.gpus <= gpus))
+    """A week of the virtual clusters sized for ``gpus`` (every virtual cluster for a size not listed,
+    e.g. 2,048 GPUs: all of Philly), after ``warmup_s`` of warm-up."""
+    vcs = VIRTUAL_CLUSTERS.get(gpus, np.unique(jobs.virtual_cluster))
+    selected = jobs.subset(np.isin(jobs.virtual_cluster, vcs) & (jobs.gpus <= gpus))
     start = float(jobs.submit.min()) + week * WEEK
     return selected.window(start - warmup_s, start + WEEK), start
 
