@@ -165,3 +165,37 @@ def test_deadline_slack_refuses_jobs_without_deadlines():
 
 def test_the_guarded_objective_is_the_default():
     assert TunerSettings().objective == "avg-jct-guarded" and TunerSettings().tail_guard == 0.10
+
+
+def test_the_guard_compares_with_the_configuration_the_tuner_started_from(monkeypatch):
+    from itercast.sched import replay
+    from itercast.sched import tuner as tuner_module
+
+    made_by = {}
+    outcomes = WhatIf.outcomes
+
+    def recording_outcomes(self, config):
+        result = outcomes(self, config)
+        made_by[id(result)] = config
+        return result
+
+    references = []
+
+    def recording_guard(candidate, reference, guard):
+        references.append(made_by[id(reference)])
+        return True
+
+    monkeypatch.setattr(WhatIf, "outcomes", recording_outcomes)
+    monkeypatch.setattr(tuner_module, "within_tail_guard", recording_guard)
+    rng = np.random.default_rng(1)
+    specs = [JobSpec(f"s{i}", float(t), 1, duration_s=float(d))
+             for i, (t, d) in enumerate(zip(np.sort(rng.uniform(0, 86400, 300)), rng.uniform(100, 600, 300)))]
+    specs += [JobSpec(f"l{i}", float(t), 4, duration_s=float(d))
+              for i, (t, d) in enumerate(zip(np.sort(rng.uniform(0, 86400, 30)), rng.uniform(8000, 20000, 30)))]
+    jobs = Workload.from_jobs(sorted(specs, key=lambda spec: spec.submit_s))
+    settings = TunerSettings(budget=12, futures=2, horizon_s=4 * 3600.0, objective="avg-jct-guarded")
+    tuner = AutoSched(Cluster.homogeneous(16, 4), settings, evaluator=SerialEvaluator())
+    tuned = replay(jobs, Cluster.homogeneous(16, 4), FIFO, tuner=tuner)
+    assert tuned.switches >= 2  # later switches are made from a configuration other than the start
+    start = tuned.timeline[0][1]
+    assert references and all(reference == start for reference in references)
