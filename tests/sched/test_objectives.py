@@ -163,8 +163,9 @@ def test_deadline_slack_refuses_jobs_without_deadlines():
         deadline_slack(History(two_jobs(), np.array([100.0, 200.0])), 300.0)
 
 
-def test_the_guarded_objective_is_the_default():
-    assert TunerSettings().objective == "avg-jct-guarded" and TunerSettings().tail_guard == 0.10
+def test_the_defaults_are_the_measured_ones():
+    # docs/decisions.md: the guard did not hold Philly's p99 and cost Sia's average; 10% when it is asked for.
+    assert TunerSettings().objective == "avg-jct" and TunerSettings().tail_guard == 0.10
 
 
 def test_the_guard_compares_with_the_configuration_the_tuner_started_from(monkeypatch):

@@ -50,8 +50,9 @@ def test_autosched_runs_with_the_estimators_asked_for(files, capsys):
     assert {row["estimator"] for row in rows if row["policy"] == "autosched"} == {"lightgbm", "none"}
 
 
-@pytest.mark.parametrize("options, objective, guard", [([], "avg-jct-guarded", 0.10),
-                                                      (["--objective", "avg-jct", "--tail-guard", "0.2"], "avg-jct", 0.2)])
+@pytest.mark.parametrize("options, objective, guard", [([], "avg-jct", 0.10),
+                                                      (["--objective", "avg-jct-guarded", "--tail-guard", "0.2"],
+                                                       "avg-jct-guarded", 0.2)])
 def test_autosched_runs_with_the_objective_asked_for(files, capsys, monkeypatch, options, objective, guard):
     from itercast.sched import experiment
 
