@@ -205,14 +205,8 @@ def tail_report(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="64,128,256")
-    parser.add_argument("--weeks", default="3-6,9-10",
-                        help="weeks of the trace, counted from its first job: ranges, comma-separated (default: the "
-                             "weeks of docs/autosched.md; 7-8 are where the tuner's settings were chosen)")
-    parser.add_argument("--hindsight-trials", type=int, default=24)
-    parser.add_argument("--budget", type=int, default=TunerSettings.budget)
+def add_tuner_arguments(parser: argparse.ArgumentParser) -> None:
+    """The tuners' settings an evaluation varies (read back by ``tuner_settings``)."""
     parser.add_argument("--review-budget", type=int, default=TunerSettings.review_budget,
                         help="simulations per daily review (0: none, the default)")
     parser.add_argument("--seed", type=int, default=TunerSettings.seed,
@@ -223,6 +217,22 @@ def main(argv=None) -> int:
                         help="the guard of --objective avg-jct-guarded, a fraction")
     parser.add_argument("--duration-model", choices=DURATION_MODELS, default=TunerSettings.duration_model,
                         help="the tuners' duration model (docs/forecast.md)")
+
+
+def tuner_settings(args, budget: int) -> TunerSettings:
+    return TunerSettings(budget=budget, review_budget=args.review_budget, seed=args.seed, objective=args.objective,
+                         tail_guard=args.tail_guard, duration_model=args.duration_model)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="64,128,256")
+    parser.add_argument("--weeks", default="3-6,9-10",
+                        help="weeks of the trace, counted from its first job: ranges, comma-separated (default: the "
+                             "weeks of docs/autosched.md; 7-8 are where the tuner's settings were chosen)")
+    parser.add_argument("--hindsight-trials", type=int, default=24)
+    parser.add_argument("--budget", type=int, default=TunerSettings.budget)
+    add_tuner_arguments(parser)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="windows simulated in parallel")
     parser.add_argument("--json", metavar="FILE", help="write every figure here")
     parser.add_argument("--from-json", metavar="FILE", nargs="+",
@@ -232,9 +242,7 @@ def main(argv=None) -> int:
         rows = [row for path in args.from_json for row in json.loads(Path(path).read_text())["rows"]]
         print(report(sorted(rows, key=lambda each: (each["gpus"], each["week"]))))
         return 0
-    settings = TunerSettings(budget=args.budget, review_budget=args.review_budget, seed=args.seed,
-                             objective=args.objective, tail_guard=args.tail_guard,
-                             duration_model=args.duration_model)
+    settings = tuner_settings(args, args.budget)
     if args.objective == "deadline-misses":
         parser.error("--objective deadline-misses: the Philly trace has no deadlines")
     path = SHARED / "workloads" / "philly_jobs.csv"

@@ -50,9 +50,8 @@ import autosched_eval as ae
 from itercast.collect.manifest import work_id
 from itercast.sched import DEFAULT_CONFIG, TunerSettings
 from itercast.sched.drift import SCENARIOS, drift, scenario, shares
-from itercast.sched.forecast import DURATION_MODELS
 from itercast.sched.jobs import IterationTimes, configure_trace
-from itercast.sched.tuner import GUARDED, OBJECTIVES
+from itercast.sched.tuner import GUARDED
 from itercast.sim import Cluster, GpuPool, load_workload
 
 REPO = Path(__file__).resolve().parents[1]
@@ -301,15 +300,7 @@ def main(argv=None) -> int:
                              "trials: a smoke run")
     parser.add_argument("--hindsight-trials", type=int, default=None, help="default 24 (--quick: 6)")
     parser.add_argument("--budget", type=int, default=None, help=f"default {TunerSettings.budget} (--quick: 12)")
-    parser.add_argument("--seed", type=int, default=TunerSettings.seed, help="the tuners' seed")
-    parser.add_argument("--objective", choices=OBJECTIVES, default=TunerSettings.objective,
-                        help="what the tuners and the hindsight search minimise")
-    parser.add_argument("--tail-guard", type=float, default=TunerSettings.tail_guard,
-                        help="the guard of --objective avg-jct-guarded, a fraction")
-    parser.add_argument("--duration-model", choices=DURATION_MODELS, default=TunerSettings.duration_model,
-                        help="the tuners' duration model (docs/forecast.md)")
-    parser.add_argument("--review-budget", type=int, default=TunerSettings.review_budget,
-                        help="simulations per daily review (0: none, the default)")
+    ae.add_tuner_arguments(parser)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="windows simulated in parallel")
     parser.add_argument("--json", metavar="FILE", help="write every figure here (after every window)")
     parser.add_argument("--from-json", metavar="FILE", nargs="+",
@@ -339,9 +330,7 @@ def main(argv=None) -> int:
     trials = args.hindsight_trials if args.hindsight_trials is not None else QUICK_TRIALS if args.quick else 24
     if trials < 1:
         parser.error("--hindsight-trials must be at least 1")
-    settings = TunerSettings(budget=budget, review_budget=args.review_budget, seed=args.seed,
-                             objective=args.objective, tail_guard=args.tail_guard,
-                             duration_model=args.duration_model)
+    settings = ae.tuner_settings(args, budget)
     specs = windows(families, args.quick)
     began = time.perf_counter()
     rows: list[dict] = []
