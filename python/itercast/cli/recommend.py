@@ -13,23 +13,15 @@ from itercast.sched.replay import config_dict
 from itercast.sim import Cluster, SimConfig, load_workload
 from itercast.sim.config import PREEMPTIVE_POLICIES
 from itercast.sim.errors import WorkloadError
-from itercast.sim.logs import LOG_FORMATS, detect_log_format, load_job_log
-
-# Seconds since the Unix epoch from which a clock is read as a date (a log's own clock, PAI's or a
-# replay trace's, counts from its start).
-DATE_CLOCK_FROM_S = 365 * 86400.0
-
+from itercast.sim.loaders import RELATIVE_CLOCK_BEFORE_S, log_format_of, read_log
 
 def cluster_state(args, cluster: Cluster, current: SimConfig) -> tuple[ClusterState, str]:
     """The state at --at from a cluster log (start and end times as recorded) or a replay trace
     (simulated under ``current``), and how it was obtained."""
     at = _time_option("--at", args.at)
-    fmt = args.format if args.format in LOG_FORMATS else (
-        detect_log_format(args.workload) if args.format is None else None)
+    fmt = log_format_of(args.workload, args.format)
     if fmt is not None:
-        log = load_job_log(args.workload, fmt, strict=args.strict)
-        if args.vc:
-            log = log.in_virtual_cluster(args.vc)
+        log = read_log(args.workload, fmt, virtual_cluster=args.vc, strict=args.strict)
         _report_bad_rows(log)
         now = log.log_end if at is None else at
         return state_from_log(log, now), f"{fmt} log {args.workload}: live state as recorded"
@@ -119,6 +111,6 @@ def describe(config: SimConfig) -> str:
 
 
 def _clock(seconds: float) -> str:
-    if seconds < DATE_CLOCK_FROM_S:
+    if seconds < RELATIVE_CLOCK_BEFORE_S:
         return f"t={seconds:.0f} s"
     return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

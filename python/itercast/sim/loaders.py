@@ -26,6 +26,9 @@ from itercast.sim.joblog import log_workload
 from itercast.sim.logs import LOG_FORMATS, detect_log_format, load_job_log
 from itercast.sim.workload import BadRow, Workload
 
+# A time before this (a year after the Unix epoch) is on a clock that counts from the log's own start (Tiresias,
+# PAI), not a date.
+RELATIVE_CLOCK_BEFORE_S = 365 * 86400.0
 ESTIMATE_COLUMN = "estimated_duration"
 ESTIMATOR_SEPARATOR = ":"  # estimated_duration:<estimator name>
 DEADLINE_COLUMN = "deadline"  # absolute, on the submit column's clock
@@ -122,9 +125,13 @@ def load_workload(path, fmt: Optional[str] = None, *, start: Optional[float] = N
     A scheduler's log (``fmt`` slurm, pai, k8s-pods or kubectl, or detected)
     gives the jobs of ``load_job_log(path).workload()`` as a ``LogWorkload``."""
     path = Path(path)
-    log_format = fmt if fmt in LOG_FORMATS else detect_log_format(path) if fmt is None else None
+    log_format = log_format_of(path, fmt)
     if log_format is not None:
-        return _log_workload(path, log_format, start, end, virtual_cluster, strict, estimator)
+        if estimator is not None:
+            raise WorkloadError(f"a {log_format} log carries no estimates to take estimator {estimator!r}'s from",
+                                str(path))
+        return log_workload(read_log(path, log_format, start=start, end=end, virtual_cluster=virtual_cluster,
+                                     strict=strict))
     try:
         with open(path, newline="") as handle:
             reader = csv.DictReader(handle)
@@ -144,16 +151,25 @@ def load_workload(path, fmt: Optional[str] = None, *, start: Optional[float] = N
     return workload
 
 
-def _log_workload(path: Path, fmt: str, start, end, virtual_cluster, strict: bool, estimator) -> Workload:
-    if estimator is not None:
-        raise WorkloadError(f"a {fmt} log carries no estimates to take estimator {estimator!r}'s from", str(path))
+def log_format_of(path, fmt: Optional[str] = None) -> Optional[str]:
+    """The scheduler-log format of ``path``: ``fmt`` when it names one, else the one detected when ``fmt`` is
+    None; None for a replay trace (Philly, Tiresias, Helios)."""
+    if fmt in LOG_FORMATS:
+        return fmt
+    return detect_log_format(path) if fmt is None else None
+
+
+def read_log(path, fmt: str, *, start: Optional[float] = None, end: Optional[float] = None,
+             virtual_cluster: Union[str, Sequence[str], None] = None, strict: bool = False):
+    """A scheduler's log (``JobLog``), keeping the jobs submitted in [start, end) and, if given, of a virtual
+    cluster (or any of several)."""
     log = load_job_log(path, fmt, strict=strict)
     if virtual_cluster is not None:
         log = log.in_virtual_cluster(virtual_cluster)
     log = log.window(start, end)
     if len(log) == 0:
         raise WorkloadError("no jobs left after reading and filtering", log.source)
-    return log_workload(log)
+    return log
 
 
 def _choose_format(path: Path, header: tuple[str, ...], fmt: Optional[str]) -> _Format:

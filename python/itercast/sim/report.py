@@ -22,14 +22,13 @@ from itercast.sched.space import DURATION_AWARE_POLICIES
 from itercast.sim.cluster import Cluster
 from itercast.sim.config import DEADLINE_POLICIES, POLICIES, SimConfig
 from itercast.sim.engine import simulate
+from itercast.sim.loaders import RELATIVE_CLOCK_BEFORE_S
 from itercast.sim.workload import Workload
 
 HOUR_S = 3600.0
 DAY_S = 86400.0
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 EPOCH_WEEKDAY = WEEKDAYS.index("Thu")  # 1970-01-01, day 0 of the clock
-# A first submission before this is taken for a clock counting from the log's start, not a date.
-RELATIVE_CLOCK_BEFORE_S = 365 * DAY_S
 REPORTED_POLICIES = tuple(policy for policy in POLICIES if policy not in DEADLINE_POLICIES)
 MOST_VCS_PLOTTED = 12
 MOST_ROWS_LISTED = 20  # bad rows and left-out jobs named in the page; the rest counted
