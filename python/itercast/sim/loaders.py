@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import csv
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Optional, Sequence, Union
 
@@ -24,6 +23,7 @@ import numpy as np
 from itercast.sim.errors import WorkloadError
 from itercast.sim.joblog import log_workload
 from itercast.sim.logs import LOG_FORMATS, detect_log_format, load_job_log
+from itercast.sim.logs.common import utc_seconds
 from itercast.sim.workload import BadRow, Workload
 
 # A time before this (a year after the Unix epoch) is on a clock that counts from the log's own start (Tiresias,
@@ -64,12 +64,9 @@ def parse_time(text: str) -> float:
     except ValueError:
         pass
     try:
-        moment = datetime.fromisoformat(text)
+        return utc_seconds(text)
     except ValueError:
         raise _RowError(f"cannot read time {text!r}") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp()
 
 
 def _number(row: dict, column: str, kind=float):

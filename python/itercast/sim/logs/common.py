@@ -49,16 +49,21 @@ class BadRows:
         self.rows.append(BadRow(line, reason if path is None else f"{path.name}:{path_line}: {reason}"))
 
 
-def iso_time(text: str, column: str) -> float:
-    """Unix seconds of an ISO 8601 date/time; one without a zone is UTC."""
+def utc_seconds(text: str) -> float:
+    """Unix seconds of an ISO 8601 date/time (a trailing Z allowed); one without a zone is UTC. ValueError
+    when ``text`` is none."""
     text = text.strip()
-    try:
-        moment = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
-    except ValueError:
-        raise RowError(f"{column} {text!r} is not a date/time") from None
+    moment = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     return moment.timestamp()
+
+
+def iso_time(text: str, column: str) -> float:
+    try:
+        return utc_seconds(text)
+    except ValueError:
+        raise RowError(f"{column} {text.strip()!r} is not a date/time") from None
 
 
 def number(text: str, column: str) -> float:
