@@ -113,6 +113,11 @@ class JobLog:
         return np.where(self.started & (self.start <= time), np.maximum(ran, 0.0), np.nan)
 
     @property
+    def fractional(self) -> np.ndarray:
+        """Jobs that asked for a fraction of a GPU (``gpus`` rounds them up)."""
+        return self.gpu_request != np.round(self.gpu_request)
+
+    @property
     def replayable(self) -> np.ndarray:
         """Jobs ``workload()`` keeps: started, ran a positive time, asked for a GPU."""
         return self.started & (np.nan_to_num(self.run_time(), nan=0.0) > 0) & (self.gpu_request > 0)
@@ -136,7 +141,7 @@ class JobLog:
         asked for no GPU (also those a reader left out), and are replayed."""
         status = self.status()
         counts = {name: int(np.sum(status == name)) for name in (FINISHED, RUNNING, PENDING, NEVER_STARTED)}
-        counts["fractional GPU"] = int(np.sum(self.gpu_request != np.round(self.gpu_request)))
+        counts["fractional GPU"] = int(np.sum(self.fractional))
         counts["bad rows"] = len(self.bad_rows)
         has_gpu = self.gpu_request > 0
         counts[RAN_ZERO] = int(np.sum(self.started & has_gpu & ~self.replayable))
@@ -184,7 +189,7 @@ def log_workload(log: JobLog) -> LogWorkload:
     columns = {column.name: getattr(workload, column.name) for column in dataclasses.fields(Workload)}
     return LogWorkload(**columns, log_format=log.format, log_counts=log.counts(),
                        replayed_censored=int(np.sum(keep & log.censored)),
-                       replayed_fractional=int(np.sum(keep & (log.gpu_request != np.round(log.gpu_request)))))
+                       replayed_fractional=int(np.sum(keep & log.fractional)))
 
 
 _LEFT_OUT = (NEVER_STARTED, PENDING, RAN_ZERO, NO_GPU)
