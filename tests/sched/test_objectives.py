@@ -92,6 +92,59 @@ def test_the_guard_lets_a_switch_through_when_the_tail_allows_it():
     assert guarded.chosen == unguarded.chosen
 
 
+DAY_S = 86400.0
+
+
+def starving_cluster_after(past: list[JobSpec]):
+    """``starving_cluster`` a day later, after a day of ``past`` jobs: the tuner has a reviewed past."""
+    specs = past + [JobSpec(f"long{i}", DAY_S + i, 2, duration_s=5 * 3600.0) for i in range(2)]
+    specs += [JobSpec(f"short{i}", DAY_S + 60.0 * i, 1, duration_s=600.0) for i in range(1, 40)]
+    jobs = Workload.from_jobs(sorted(specs, key=lambda spec: spec.submit_s))
+    fifo = SimConfig(policy="fifo", estimate="supplied", backfill=False)
+    simulation = Simulation(dataclasses.replace(jobs, estimates=jobs.duration), Cluster.homogeneous(4, 4), fifo)
+    simulation.run(until=DAY_S + 1800.0)
+    return jobs, simulation
+
+
+# A day of short jobs that no policy starves, and a day in which preemptive policies starve two whole-node jobs
+# behind a steady stream of short ones until the stream ends.
+QUIET_DAY = [JobSpec(f"p{i}", 600.0 * i, 1, duration_s=300.0) for i in range(100)]
+STARVING_DAY = ([JobSpec(f"L{i}", 3600.0 * i, 4, duration_s=5 * 3600.0) for i in range(2)]
+                + [JobSpec(f"p{i}", 300.0 * i, 1, duration_s=600.0) for i in range(1, 250)])
+
+
+@pytest.mark.parametrize("past, adopted", [(QUIET_DAY, True), (STARVING_DAY, False)])
+def test_the_guard_judges_a_candidate_by_its_tail_over_the_reviewed_past(past, adopted):
+    # The next hours alone block the switch (test_the_guarded_tuner_does_not_buy_the_average_with_the_tail);
+    # with a day behind it, the past's tail decides.
+    decisions = {}
+    for objective in ("avg-jct", "avg-jct-guarded"):
+        jobs, simulation = starving_cluster_after(past)
+        settings = TunerSettings(budget=16, futures=1, horizon_s=4 * 3600.0, objective=objective, tail_guard=0.05)
+        tuner = AutoSched(Cluster.homogeneous(4, 4), settings, evaluator=SerialEvaluator(), clairvoyant=True)
+        decisions[objective] = tuner.retune(simulation, History(jobs, simulation.result().finish))
+    unguarded, guarded = decisions["avg-jct"], decisions["avg-jct-guarded"]
+    assert unguarded.switched and guarded.best_score == unguarded.best_score
+    assert guarded.chosen == (unguarded.chosen if adopted else guarded.incumbent)
+
+
+def test_the_guarded_review_keeps_home_within_the_guard_over_the_past():
+    tuners = {}
+    for objective in ("avg-jct", "avg-jct-guarded"):
+        jobs, simulation = starving_cluster_after(STARVING_DAY)
+        settings = TunerSettings(budget=16, futures=1, horizon_s=4 * 3600.0, objective=objective, tail_guard=0.05,
+                                 review_budget=8)
+        tuners[objective] = AutoSched(Cluster.homogeneous(4, 4), settings, evaluator=SerialEvaluator(),
+                                      clairvoyant=True)
+        tuners[objective].retune(simulation, History(jobs, simulation.result().finish))
+    past = tuners["avg-jct-guarded"]._past  # the real past (clairvoyant): the same for both tuners
+    start = past.outcomes(simulation.config)
+    unguarded_home, guarded_home = tuners["avg-jct"].home, tuners["avg-jct-guarded"].home
+    assert unguarded_home != simulation.config and guarded_home != unguarded_home
+    assert not within_tail_guard(past.outcomes(unguarded_home), start, 0.05)
+    assert within_tail_guard(past.outcomes(guarded_home), start, 0.05)
+
+
 @pytest.mark.parametrize("changes, message", [
     ({"objective": "p99"}, "objective must be one of avg-jct, avg-jct-guarded, p99-jct, deadline-misses"),
     ({"tail_guard": 1.0}, r"tail_guard must be in \[0, 1\)"),

@@ -13,7 +13,9 @@ only for a candidate that beats it by ``margin`` on the same futures and
 again on fresh ones and that the week would not have regretted; a detour
 stays while it keeps any lead, then the cluster returns home. With
 ``clairvoyant=True`` it is given the real durations and the real jobs to
-come instead: an upper bound, not a scheduler.
+come instead: an upper bound, not a scheduler. Under the guarded objective
+a candidate is adopted only when its tail over the reviewed week stays
+within the guard of the configuration the tuner started from.
 
 ``PrototypeTuner`` is the method of AutoSched's published prototype: replay
 the jobs finished in the last day into an empty cluster and grid-search the
@@ -72,8 +74,10 @@ class TunerSettings:
     simulations in all (0: no review). ``objective``: what a re-tune
     minimises over its what-ifs (``OBJECTIVES``: the jobs' average time in
     the system; that average with a tail guard, under which a candidate whose
-    p99 JCT or long-job slowdown exceeds the configuration in force's by more
-    than ``tail_guard`` is not adopted; the p99; or the share of deadlines
+    p99 JCT or long-job slowdown over the reviewed past (the last
+    ``review_s`` of jobs replayed; the what-ifs before the trace covers
+    ``history_s``) exceeds the starting configuration's by more than
+    ``tail_guard`` is not adopted; the p99; or the share of deadlines
     missed). ``duration_model``: how the forecaster learns durations, from
     the finished jobs only (``empirical``) or from them and the running
     ones, censored (``survival``: Kaplan-Meier, docs/forecast.md)."""
@@ -208,6 +212,9 @@ class AutoSched:
         self._next_review = -math.inf
         self._past: Optional[WhatIf] = None  # the last review's what-if and home's score on it
         self._home_past_score = math.inf
+        self._next_guard_past = -math.inf
+        # The guarded objective's reviewed past and the starting configuration's outcomes on it.
+        self._guard_past: Optional[tuple[WhatIf, list[FutureOutcome]]] = None
 
     def retune(self, simulation: Simulation, history: History) -> Retune:
         began = time.perf_counter()
@@ -218,7 +225,7 @@ class AutoSched:
         if whatif is None:
             return Retune(now, incumbent, incumbent, math.nan, math.nan, 0, time.perf_counter() - began, note,
                           self.home)
-        simulations = self._review(live, history, now, incumbent)
+        simulations = self._review(live, history, now, incumbent) + self._refresh_guard_past(live, history, now)
         home = self.home if self.home is not None else incumbent
         with self.evaluator.session(whatif) as score:
             known = [incumbent] if home == incumbent else [incumbent, home]
@@ -287,12 +294,51 @@ class AutoSched:
             (best_scores <= incumbent_scores).all()))
         simulations = 2 * fresh.simulations_per_candidate
         if guarded and adopted:
-            # Against the configuration the tuner started from, not the one in force: switches each within the
-            # guard of the last compounded on Philly's 128-GPU week 5 to a p99 1.34x the start's.
-            baseline_outcomes = incumbent_outcomes if self.baseline == incumbent else fresh.outcomes(self.baseline)
-            simulations += 0 if self.baseline == incumbent else fresh.simulations_per_candidate
-            adopted = within_tail_guard(best_outcomes, baseline_outcomes, self.settings.tail_guard)
+            adopted, guarded_simulations = self._within_guard(best, best_outcomes, incumbent, incumbent_outcomes,
+                                                              fresh)
+            simulations += guarded_simulations
         return (best if adopted else incumbent), simulations
+
+    def _within_guard(self, config: SimConfig, outcomes: list[FutureOutcome], incumbent: SimConfig,
+                      incumbent_outcomes: list[FutureOutcome], fresh: WhatIf) -> tuple[bool, int]:
+        """Whether ``config``'s tail stays within the guard of the configuration
+        the tuner started from: over the reviewed past when the trace has one
+        (a week's p99 is set by jobs that wait for days, which the next hours'
+        what-ifs do not see), else over the fresh what-ifs. Against the start,
+        not the configuration in force: switches each within the guard of the
+        last compounded on Philly's 128-GPU week 5 to a p99 1.34x the start's.
+        Returns the verdict and the simulations spent."""
+        guard = self.settings.tail_guard
+        if self._guard_past is not None:
+            past, baseline_outcomes = self._guard_past
+            return within_tail_guard(past.outcomes(config), baseline_outcomes, guard), len(past.futures)
+        if self.baseline == incumbent:
+            return within_tail_guard(outcomes, incumbent_outcomes, guard), 0
+        return (within_tail_guard(outcomes, fresh.outcomes(self.baseline), guard),
+                fresh.simulations_per_candidate)
+
+    def _refresh_guard_past(self, live: Workload, history: History, now: float) -> int:
+        """Under the guarded objective, once every ``review_interval_s``: the
+        reviewed past (``review.past_whatif``, the last ``review_s`` of jobs
+        replayed) and the tail of the configuration the tuner started from on
+        it, which ``_within_guard`` compares candidates with. Returns the
+        simulations spent."""
+        if self.settings.objective != GUARDED or now < self._next_guard_past:
+            return 0
+        past = self._past_whatif(live, history, now)
+        if past is None:
+            return 0
+        self._next_guard_past = now + self.settings.review_interval_s
+        self._guard_past = (past, past.outcomes(self.baseline))
+        return len(past.futures)
+
+    def _past_whatif(self, live: Workload, history: History, now: float) -> Optional[WhatIf]:
+        settings = self.settings
+        past = past_whatif(history, live, now, self.cluster, review_s=settings.review_s,
+                           warmup_s=settings.review_warmup_s, min_review_s=settings.history_s,
+                           draws=1 if self.clairvoyant else settings.futures,
+                           draw_durations=self._draw_durations())
+        return None if past is None else dataclasses.replace(past, objective=settings.score_objective)
 
     def _review(self, live: Workload, history: History, now: float, incumbent: SimConfig) -> int:
         """Once every ``review_interval_s``: the configuration that would have
@@ -302,13 +348,9 @@ class AutoSched:
         settings = self.settings
         if settings.review_budget == 0 or now < self._next_review:
             return 0
-        past = past_whatif(history, live, now, self.cluster, review_s=settings.review_s,
-                           warmup_s=settings.review_warmup_s, min_review_s=settings.history_s,
-                           draws=1 if self.clairvoyant else settings.futures,
-                           draw_durations=self._draw_durations())
+        past = self._past_whatif(live, history, now)
         if past is None:
             return 0
-        past = dataclasses.replace(past, objective=settings.score_objective)
         self._next_review = now + settings.review_interval_s
         home = self.home if self.home is not None else incumbent
         scored = []
@@ -319,13 +361,30 @@ class AutoSched:
                                                      self._seeds(incumbent, home), scored)
         # Among the configurations within half the margin of the best, the one with
         # the fewest knobs: a week is one sample, and extra knobs fit its accidents.
-        near = [(config, value) for config, value in [(home, home_score)] + scored
-                if value <= best_score * (1 + settings.margin / 2)]
-        pick, pick_score = min(near, key=lambda pair: (len(self.space.params_of(pair[0])), pair[1]))
-        self.home, self._home_past_score = (pick, pick_score) if self._beats(pick_score, home_score) else (
-            home, home_score)
+        near = sorted([(config, value) for config, value in [(home, home_score)] + scored
+                       if value <= best_score * (1 + settings.margin / 2)],
+                      key=lambda pair: (len(self.space.params_of(pair[0])), pair[1]))
+        pick, pick_score, guarded_simulations = self._first_within_guard(near, past)
+        self.home, self._home_past_score = (pick, pick_score) if pick is not None and self._beats(
+            pick_score, home_score) else (home, home_score)
         self._past = past
-        return (1 + candidates) * len(past.futures)
+        return (1 + candidates) * len(past.futures) + guarded_simulations
+
+    def _first_within_guard(self, ranked: list[tuple[SimConfig, float]],
+                            past: WhatIf) -> tuple[Optional[SimConfig], float, int]:
+        """The first of ``ranked`` whose tail on ``past`` stays within the
+        guard of the configuration the tuner started from (the first of all
+        unless the objective is guarded); (None, inf) when none does. Returns
+        it, its score and the simulations spent."""
+        if self.settings.objective != GUARDED:
+            return (*ranked[0], 0) if ranked else (None, math.inf, 0)
+        baseline_outcomes = past.outcomes(self.baseline)
+        simulations = len(past.futures)
+        for config, value in ranked:
+            simulations += len(past.futures)
+            if within_tail_guard(past.outcomes(config), baseline_outcomes, self.settings.tail_guard):
+                return config, value, simulations
+        return None, math.inf, simulations
 
     def _plausible(self, config: SimConfig) -> tuple[bool, int]:
         """A detour must not have been worse than home over the reviewed week
