@@ -22,7 +22,7 @@ import dataclasses
 import math
 import time
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -160,6 +160,7 @@ def recommend(state: ClusterState, cluster: Cluster, current: SimConfig = DEFAUL
     try:
         ranked, note = tuner.rank(live, history, state.now, current)
         fresh = tuner.fresh_whatif(live, history, state.now) if ranked else None
+        past = tuner.reviewed_past(live, history, state.now) if ranked and settings.objective == GUARDED else None
     finally:
         tuner.close()
     counts = dict(running=int(np.sum(live.running)), queued=int(np.sum(~live.running)),
@@ -172,7 +173,8 @@ def recommend(state: ClusterState, cluster: Cluster, current: SimConfig = DEFAUL
     keep = _outcome(fresh, current, current_score, None)
     scored = sorted((_outcome(fresh, config, score, keep) for config, score in candidates),
                     key=lambda outcome: float(np.mean(outcome.score)))
-    chosen = next((outcome for outcome in scored if _adoptable(outcome, keep, settings)), keep)
+    within_guard = _tail_guard(settings, keep, past)
+    chosen = next((outcome for outcome in scored if _beats(outcome, keep, settings) and within_guard(outcome)), keep)
     others = tuple(outcome for outcome in scored if outcome is not chosen)[:alternatives]
     return Recommendation(state.now, keep, chosen, others, wall_s=time.perf_counter() - began, **counts)
 
@@ -198,12 +200,22 @@ def _distinct(ranked: list[tuple[SimConfig, float]]) -> list[tuple[SimConfig, fl
     return kept
 
 
-def _adoptable(candidate: Outcome, current: Outcome, settings: TunerSettings) -> bool:
-    """Beats the configuration in force by the margin on the objective, on average over the futures, and
-    under the guarded objective keeps its tail within the guard."""
-    if not np.mean(candidate.score) < np.mean(current.score) * (1 - settings.margin):
-        return False
-    return settings.objective != GUARDED or within_tail_guard(candidate.tail, current.tail, settings.tail_guard)
+def _beats(candidate: Outcome, current: Outcome, settings: TunerSettings) -> bool:
+    """Beats the configuration in force by the margin on the objective, on average over the futures."""
+    return bool(np.mean(candidate.score) < np.mean(current.score) * (1 - settings.margin))
+
+
+def _tail_guard(settings: TunerSettings, current: Outcome,
+                past: Optional[WhatIf]) -> Callable[[Outcome], bool]:
+    """Under the guarded objective, whether a candidate keeps the tail within the guard of the configuration
+    in force: over the log's reviewed past when it covers ``history_s`` (as the tuner guards), else over the
+    fresh futures."""
+    if settings.objective != GUARDED:
+        return lambda outcome: True
+    if past is None:
+        return lambda outcome: within_tail_guard(outcome.tail, current.tail, settings.tail_guard)
+    reference = past.outcomes(current.config)
+    return lambda outcome: within_tail_guard(past.outcomes(outcome.config), reference, settings.tail_guard)
 
 
 def _outcome(whatif: WhatIf, config: SimConfig, search_score: float, baseline: Optional[Outcome]) -> Outcome:

@@ -16,7 +16,8 @@ configurations, with what is known now:
 
 The replay starts from an empty cluster a warm-up before the reviewed window
 (the jobs of the warm-up load the cluster but are not scored), and the score
-is the reviewed jobs' average JCT.
+is the reviewed jobs' average JCT. The tail guard of the guarded objective
+compares candidates' p99 JCT and long-job slowdown on the same replay.
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ def _work_done(past: Workload, live: Workload, unfinished: np.ndarray) -> np.nda
 def _redrawn(past: Workload, unfinished: np.ndarray, done_s: np.ndarray,
              draw_durations: Callable[[Workload, np.ndarray], np.ndarray]) -> Workload:
     durations = past.durations.copy()
-    durations[unfinished], _ = rescaled(durations[unfinished], draw_durations(past.subset(unfinished), done_s),
-                                        done_s)
+    known = durations[unfinished]
+    # A log records no duration for a job not yet finished: the same speed on every GPU type.
+    known = np.where(np.isnan(known).any(axis=1, keepdims=True), 1.0, known)
+    durations[unfinished], _ = rescaled(known, draw_durations(past.subset(unfinished), done_s), done_s)
     return dataclasses.replace(past, durations=durations)

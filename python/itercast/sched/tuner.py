@@ -267,6 +267,13 @@ class AutoSched:
                          self._seeds(incumbent, incumbent), scored)
         return sorted([(incumbent, incumbent_score)] + scored, key=lambda pair: pair[1]), ""
 
+    def reviewed_past(self, live: Workload, history: History, now: float) -> Optional[WhatIf]:
+        """The last ``review_s`` of jobs replayed as the review and the tail
+        guard replay them (None while the trace covers less than
+        ``history_s``); durations of unfinished jobs are drawn from the
+        forecaster as last fitted."""
+        return self._past_whatif(live, history, now)
+
     def fresh_whatif(self, live: Workload, history: History, now: float) -> Optional[WhatIf]:
         """New sampled futures from the same cluster state (None without history)."""
         return self._whatif(live, history, now)[0]
@@ -325,7 +332,7 @@ class AutoSched:
         simulations spent."""
         if self.settings.objective != GUARDED or now < self._next_guard_past:
             return 0
-        past = self._past_whatif(live, history, now)
+        past = self.reviewed_past(live, history, now)
         if past is None:
             return 0
         self._next_guard_past = now + self.settings.review_interval_s
@@ -348,7 +355,7 @@ class AutoSched:
         settings = self.settings
         if settings.review_budget == 0 or now < self._next_review:
             return 0
-        past = self._past_whatif(live, history, now)
+        past = self.reviewed_past(live, history, now)
         if past is None:
             return 0
         self._next_review = now + settings.review_interval_s
