@@ -18,13 +18,11 @@ the measured week under (a) default, (b) prototype, (c) hindsight best static,
           busier one (its typical weeks; one when only one qualifies).
   drift   itercast.sched.drift's scenarios (SCENARIOS: name, kind, factor, drift point, shape, seed) on
           the Philly window of 128 GPUs, week 9.
-  hetero  the 128-GPU virtual clusters on two GPU types, 64 + 64 GPUs: each job runs a configuration of the
-          bundled held-out predictions (data/cpu-zoo-1207-predictions.csv, one hardware target, AMD EPYC),
-          its Philly duration on that type; the second type's duration from the same configuration
-          measured on an Intel Xeon (data/cpu-zoo-manifest.csv); every policy ranks by lightgbm's held-out
-          estimates and places by per-type estimates (gpu_type_choice=estimated), the second type's
-          estimate lightgbm's times its model family's median measured Xeon / EPYC ratio (no held-out
-          predictions exist for the Xeon). Weeks 3-6 and 9-10.
+  hetero  the 128-GPU virtual clusters on two GPU types, 64 + 64 GPUs: each job runs a configuration
+          measured on both bundled hardware targets (one and two threads of the AMD EPYC,
+          data/cpu-zoo-1207pr-predictions.csv and data/cpu-zoo-t2-1207-predictions.csv), its Philly
+          duration on the first; every policy ranks by lightgbm's held-out estimates and places by
+          per-type estimates (gpu_type_choice=estimated). Weeks 3-6 and 9-10.
 
 --quick runs one small window per family with a budget of 12 simulations per re-tune and 6 hindsight
 trials: a smoke run of minutes, not evidence. The goals the summary checks: mean (e)/(c) <= 1.00; every
@@ -34,7 +32,6 @@ window's (e)/(d) <= 1.05; (e)/(a) <= 1.01 on the objective; (e)'s p99 JCT <= 1.0
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import json
 import math
@@ -47,7 +44,6 @@ from pathlib import Path
 import numpy as np
 
 import autosched_eval as ae
-from itercast.collect.manifest import work_id
 from itercast.sched import DEFAULT_CONFIG, TunerSettings
 from itercast.sched.drift import SCENARIOS, drift, scenario, shares
 from itercast.sched.jobs import IterationTimes, configure_trace
@@ -67,9 +63,9 @@ VC_WEEK_MIN_JOBS = 500          # a week of the VC counts when it submitted this
 # drift: the base window the scenarios change.
 DRIFT_BASE = (128, 9)
 # hetero: the virtual clusters of autosched_eval's 128-GPU set on two pools of 64.
-PREDICTIONS = REPO / "data" / "cpu-zoo-1207-predictions.csv"
-SECOND_TARGET = REPO / "data" / "cpu-zoo-manifest.csv"
-SECOND_HARDWARE = "cpu:Intel Xeon:1t"
+TARGET_PREDICTIONS = (REPO / "data" / "cpu-zoo-1207pr-predictions.csv",
+                      REPO / "data" / "cpu-zoo-t2-1207-predictions.csv")
+TARGETS = ("cpu:AMD EPYC:1t", "cpu:AMD EPYC:2t")
 HETERO_SET, HETERO_POOL_GPUS, HETERO_WEEKS = 128, 64, VC_WEEKS
 HETERO_ESTIMATOR, HETERO_SEED = "lightgbm", 0
 # --quick: one small window per family.
@@ -133,7 +129,7 @@ def windows(families, quick: bool) -> list[dict]:
     if "hetero" in families:
         plan = [QUICK["hetero"]] if quick else [(HETERO_SET, HETERO_POOL_GPUS, week) for week in HETERO_WEEKS]
         for vc_set, pool, week in plan:
-            specs.append({"family": "hetero", "window": f"{vc_set}-GPU VCs on {pool} EPYC + {pool} Xeon, week {week}",
+            specs.append({"family": "hetero", "window": f"{vc_set}-GPU VCs on {pool} 1t + {pool} 2t, week {week}",
                           "vc_set": vc_set, "pool_gpus": pool, "week": week})
     for order, spec in enumerate(specs):
         spec["order"] = order
@@ -141,25 +137,14 @@ def windows(families, quick: bool) -> list[dict]:
 
 
 def two_targets() -> tuple[IterationTimes, dict]:
-    """The bundled held-out predictions (one target, AMD EPYC) and a second target: the same
-    configurations measured on an Intel Xeon, with every estimator's prediction there its EPYC
-    prediction times its model family's median measured Xeon / EPYC ratio."""
-    first = IterationTimes.read(PREDICTIONS)
-    with open(SECOND_TARGET, newline="") as handle:
-        measured = {work_id(row["config_id"]): float(row["step_ms"]) for row in csv.DictReader(handle)
-                    if row["status"] == "ok" and float(row["step_ms"]) > 0}
-    first = first.take([row for row, config in enumerate(first.config_id) if work_id(config) in measured])
-    second_ms = np.array([measured[work_id(config)] for config in first.config_id])
-    ratio = second_ms / first.measured_ms
-    family_ratio = {str(family): float(np.median(ratio[first.family == family]))
-                    for family in sorted(set(first.family))}
-    per_config = np.array([family_ratio[family] for family in first.family])
-    second = dataclasses.replace(
-        first, hardware=np.full(len(first), SECOND_HARDWARE, dtype=object), measured_ms=second_ms,
-        predicted_ms={name: values * per_config for name, values in first.predicted_ms.items()},
-        source=f"{SECOND_TARGET.name} (measured; predictions: {PREDICTIONS.name} x family ratio)")
-    return IterationTimes.combine([first, second]), {
-        "configurations": len(first), "family_median_ratio": family_ratio,
+    """The bundled held-out predictions of two hardware targets (one and two threads of the AMD EPYC),
+    each predicted by models that never saw the configuration's architecture; the configurations
+    measured on both, the first target first."""
+    times = IterationTimes.combine([IterationTimes.read(path) for path in TARGET_PREDICTIONS])
+    first, second = times.aligned(TARGETS)
+    ratio = second.measured_ms / first.measured_ms
+    return times, {
+        "predictions": [path.name for path in TARGET_PREDICTIONS], "configurations": len(first),
         "ratio_percentiles": {str(p): round(float(np.percentile(ratio, p)), 3) for p in (5, 25, 50, 75, 95)},
         "second_slower_share": round(float(np.mean(ratio > 1)), 3)}
 
@@ -184,8 +169,7 @@ def build(spec: dict):
     if family == "hetero":
         jobs, start = ae.window(load_workload(PHILLY), spec["vc_set"], spec["week"])
         times, targets = two_targets()
-        kinds = [str(times.hardware[0]), SECOND_HARDWARE]
-        configured = configure_trace(jobs, times, seed=HETERO_SEED, hardware=kinds)
+        configured = configure_trace(jobs, times, seed=HETERO_SEED, hardware=list(TARGETS))
         workload = dataclasses.replace(configured.with_estimator(HETERO_ESTIMATOR), deadlines=None)
         pools = tuple(GpuPool(kind, spec["pool_gpus"] // 8, 8) for kind in workload.gpu_types)
         base = dataclasses.replace(DEFAULT_CONFIG, gpu_type_choice="estimated")
@@ -193,7 +177,7 @@ def build(spec: dict):
         mre = np.abs(workload.type_estimates[measured] / workload.durations[measured] - 1).mean(axis=0)
         return workload, Cluster(pools), start, base, {
             "gpu_types": list(workload.gpu_types), "estimator": HETERO_ESTIMATOR, "configuration_seed": HETERO_SEED,
-            "estimate_mre_per_type": [round(float(value), 4) for value in mre], "second_target": targets,
+            "estimate_mre_per_type": [round(float(value), 4) for value in mre], "targets": targets,
             "jobs_faster_on_second": round(float(np.mean(workload.durations[measured, 1]
                                                          < workload.durations[measured, 0])), 3)}
     raise ValueError(f"unknown family {family!r}")
