@@ -272,7 +272,12 @@ class AutoSched:
         guard replay them (None while the trace covers less than
         ``history_s``); durations of unfinished jobs are drawn from the
         forecaster as last fitted."""
-        return self._past_whatif(live, history, now)
+        settings = self.settings
+        past = past_whatif(history, live, now, self.cluster, review_s=settings.review_s,
+                           warmup_s=settings.review_warmup_s, min_review_s=settings.history_s,
+                           draws=1 if self.clairvoyant else settings.futures,
+                           draw_durations=self._draw_durations())
+        return None if past is None else dataclasses.replace(past, objective=settings.score_objective)
 
     def fresh_whatif(self, live: Workload, history: History, now: float) -> Optional[WhatIf]:
         """New sampled futures from the same cluster state (None without history)."""
@@ -338,14 +343,6 @@ class AutoSched:
         self._next_guard_past = now + self.settings.review_interval_s
         self._guard_past = (past, past.outcomes(self.baseline))
         return len(past.futures)
-
-    def _past_whatif(self, live: Workload, history: History, now: float) -> Optional[WhatIf]:
-        settings = self.settings
-        past = past_whatif(history, live, now, self.cluster, review_s=settings.review_s,
-                           warmup_s=settings.review_warmup_s, min_review_s=settings.history_s,
-                           draws=1 if self.clairvoyant else settings.futures,
-                           draw_durations=self._draw_durations())
-        return None if past is None else dataclasses.replace(past, objective=settings.score_objective)
 
     def _review(self, live: Workload, history: History, now: float, incumbent: SimConfig) -> int:
         """Once every ``review_interval_s``: the configuration that would have
