@@ -28,9 +28,10 @@ def test_featurising_on_dask_matches_in_process(client, tiny_collection):
 
 
 @pytest.mark.slow
-def test_training_on_dask_gives_a_working_predictor(client, tiny_collection, tmp_path):
+def test_training_on_dask_gives_a_working_predictor(client, tiny_collection, tmp_path, recwarn):
     dataset = Dataset.from_manifest(tiny_collection)
     predictor = Predictor(rounds=10).fit(dataset, client=client)
+    assert not [str(w.message) for w in recwarn if "will be ignored" in str(w.message)]  # no warning the user can't act on
     boosters = predictor.models[predictor.hardware[0]].window_model.boosters
     assert boosters["duration"]._forest.has_linear  # the booster parameters reach the Dask workers
     predictor.save(tmp_path / "m.itc")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from itercast.predict.forest import NativeBooster
@@ -241,6 +243,10 @@ def _fit_on_dask(client, x: np.ndarray, target: np.ndarray, init: np.ndarray | N
     options = {k: v for k, v in params.items() if k not in ("verbose", "num_threads", "seed")}
     regressor = DaskLGBMRegressor(client=client, n_estimators=rounds, random_state=params.get("seed", 0),
                                   verbose=-1, **options)
-    regressor.fit(dx, dy, sample_weight=None if weight is None else da.from_array(weight, chunks=chunk),
-                  init_score=None if init is None else da.from_array(init, chunks=chunk))
+    with warnings.catch_warnings():
+        # lightgbm.dask passes its own default n_jobs and then warns that it ignores it (LightGBM issue 6797):
+        # nothing a caller sets can avoid it.
+        warnings.filterwarnings("ignore", message="Parameter n_jobs will be ignored", category=UserWarning)
+        regressor.fit(dx, dy, sample_weight=None if weight is None else da.from_array(weight, chunks=chunk),
+                      init_score=None if init is None else da.from_array(init, chunks=chunk))
     return regressor.to_local().booster_
