@@ -212,7 +212,6 @@ class AutoSched:
         self._next_review = -math.inf
         self._past: Optional[WhatIf] = None  # the last review's what-if and home's score on it
         self._home_past_score = math.inf
-        self._next_guard_past = -math.inf
         # The guarded objective's reviewed past and the starting configuration's outcomes on it.
         self._guard_past: Optional[tuple[WhatIf, list[FutureOutcome]]] = None
 
@@ -225,7 +224,7 @@ class AutoSched:
         if whatif is None:
             return Retune(now, incumbent, incumbent, math.nan, math.nan, 0, time.perf_counter() - began, note,
                           self.home)
-        simulations = self._review(live, history, now, incumbent) + self._refresh_guard_past(live, history, now)
+        simulations = self._review(live, history, now, incumbent)
         home = self.home if self.home is not None else incumbent
         with self.evaluator.session(whatif) as score:
             known = [incumbent] if home == incumbent else [incumbent, home]
@@ -329,33 +328,28 @@ class AutoSched:
         return (within_tail_guard(outcomes, fresh.outcomes(self.baseline), guard),
                 fresh.simulations_per_candidate)
 
-    def _refresh_guard_past(self, live: Workload, history: History, now: float) -> int:
-        """Under the guarded objective, once every ``review_interval_s``: the
-        reviewed past (``review.past_whatif``, the last ``review_s`` of jobs
-        replayed) and the tail of the configuration the tuner started from on
-        it, which ``_within_guard`` compares candidates with. Returns the
-        simulations spent."""
-        if self.settings.objective != GUARDED or now < self._next_guard_past:
-            return 0
-        past = self.reviewed_past(live, history, now)
-        if past is None:
-            return 0
-        self._next_guard_past = now + self.settings.review_interval_s
-        self._guard_past = (past, past.outcomes(self.baseline))
-        return len(past.futures)
-
     def _review(self, live: Workload, history: History, now: float, incumbent: SimConfig) -> int:
-        """Once every ``review_interval_s``: the configuration that would have
-        served the last ``review_s`` of jobs best (the simplest near it)
-        becomes home when it beats the current home (the incumbent before the
-        first review) by the margin. Returns the simulations spent."""
+        """Once every ``review_interval_s``, the reviewed past replayed: under
+        the guarded objective, the tail of the configuration the tuner started
+        from on it (what ``_within_guard`` compares candidates with); with a
+        ``review_budget``, the configuration that would have served the last
+        ``review_s`` of jobs best (the simplest near it) becomes home when it
+        beats the current home (the incumbent before the first review) by the
+        margin. Returns the simulations spent."""
         settings = self.settings
-        if settings.review_budget == 0 or now < self._next_review:
+        guarded = settings.objective == GUARDED
+        if (settings.review_budget == 0 and not guarded) or now < self._next_review:
             return 0
         past = self.reviewed_past(live, history, now)
         if past is None:
             return 0
         self._next_review = now + settings.review_interval_s
+        simulations = 0
+        if guarded:
+            self._guard_past = (past, past.outcomes(self.baseline))
+            simulations += len(past.futures)
+        if settings.review_budget == 0:
+            return simulations
         home = self.home if self.home is not None else incumbent
         scored = []
         with self.evaluator.session(past) as score:
@@ -368,22 +362,21 @@ class AutoSched:
         near = sorted([(config, value) for config, value in [(home, home_score)] + scored
                        if value <= best_score * (1 + settings.margin / 2)],
                       key=lambda pair: (len(self.space.params_of(pair[0])), pair[1]))
-        pick, pick_score, guarded_simulations = self._first_within_guard(near, past)
+        pick, pick_score, guarded_simulations = self._first_within_guard(near)
         self.home, self._home_past_score = (pick, pick_score) if pick is not None and self._beats(
             pick_score, home_score) else (home, home_score)
         self._past = past
-        return (1 + candidates) * len(past.futures) + guarded_simulations
+        return simulations + (1 + candidates) * len(past.futures) + guarded_simulations
 
-    def _first_within_guard(self, ranked: list[tuple[SimConfig, float]],
-                            past: WhatIf) -> tuple[Optional[SimConfig], float, int]:
-        """The first of ``ranked`` whose tail on ``past`` stays within the
-        guard of the configuration the tuner started from (the first of all
-        unless the objective is guarded); (None, inf) when none does. Returns
-        it, its score and the simulations spent."""
+    def _first_within_guard(self, ranked: list[tuple[SimConfig, float]]) -> tuple[Optional[SimConfig], float, int]:
+        """The first of ``ranked`` whose tail on the reviewed past stays within
+        the guard of the configuration the tuner started from (the first of
+        all unless the objective is guarded); (None, inf) when none does.
+        Returns it, its score and the simulations spent."""
         if self.settings.objective != GUARDED:
             return (*ranked[0], 0) if ranked else (None, math.inf, 0)
-        baseline_outcomes = past.outcomes(self.baseline)
-        simulations = len(past.futures)
+        past, baseline_outcomes = self._guard_past
+        simulations = 0
         for config, value in ranked:
             simulations += len(past.futures)
             if within_tail_guard(past.outcomes(config), baseline_outcomes, self.settings.tail_guard):
