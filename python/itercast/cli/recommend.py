@@ -15,6 +15,7 @@ from itercast.sim.config import PREEMPTIVE_POLICIES
 from itercast.sim.errors import WorkloadError
 from itercast.sim.loaders import RELATIVE_CLOCK_BEFORE_S, log_format_of, read_log
 
+
 def cluster_state(args, cluster: Cluster, current: SimConfig) -> tuple[ClusterState, str]:
     """The state at --at from a cluster log (start and end times as recorded) or a replay trace
     (simulated under ``current``), and how it was obtained."""

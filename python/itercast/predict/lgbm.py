@@ -244,8 +244,8 @@ def _fit_on_dask(client, x: np.ndarray, target: np.ndarray, init: np.ndarray | N
     regressor = DaskLGBMRegressor(client=client, n_estimators=rounds, random_state=params.get("seed", 0),
                                   verbose=-1, **options)
     with warnings.catch_warnings():
-        # lightgbm.dask passes its own default n_jobs and then warns that it ignores it (LightGBM issue 6797):
-        # nothing a caller sets can avoid it.
+        # lightgbm.dask passes its own default n_jobs and then warns that it ignores it: nothing a caller sets
+        # can avoid it.
         warnings.filterwarnings("ignore", message="Parameter n_jobs will be ignored", category=UserWarning)
         regressor.fit(dx, dy, sample_weight=None if weight is None else da.from_array(weight, chunks=chunk),
                       init_score=None if init is None else da.from_array(init, chunks=chunk))

@@ -51,7 +51,7 @@ class BadRows:
 
 def utc_seconds(text: str) -> float:
     """Unix seconds of an ISO 8601 date/time (a trailing Z allowed); one without a zone is UTC. ValueError
-    when ``text`` is none."""
+    when ``text`` is not one."""
     text = text.strip()
     moment = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
     if moment.tzinfo is None:
