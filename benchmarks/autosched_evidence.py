@@ -152,6 +152,9 @@ def two_targets() -> tuple[IterationTimes, dict]:
 def build(spec: dict):
     """(jobs, cluster, start, base configuration, what the row records about the window)."""
     family = spec["family"]
+    if family == "philly":  # autosched_eval's own window
+        jobs, start = ae.window(load_workload(PHILLY), spec["gpus"], spec["week"])
+        return jobs, Cluster.homogeneous(spec["gpus"], 8), start, DEFAULT_CONFIG, {}
     if family == "vcs":
         jobs = load_workload(PHILLY)
         start = float(jobs.submit.min()) + spec["week"] * ae.WEEK
@@ -186,13 +189,10 @@ def build(spec: dict):
 def run_task(task) -> dict:
     spec, settings, trials = task
     began = time.perf_counter()
-    if spec["family"] == "philly":  # autosched_eval's own window
-        row = ae.run_window((PHILLY, spec["gpus"], spec["week"], settings, trials))
-    else:
-        jobs, cluster, start, base, extra = build(spec)
-        row = {"gpus": cluster.total_gpus, "week": spec["week"], "jobs": int((jobs.submit >= start).sum())}
-        row = ae.run_arms(jobs, cluster, start, settings, trials, row, base)
-        row.update(extra)
+    jobs, cluster, start, base, extra = build(spec)
+    row = {"gpus": cluster.total_gpus, "week": spec["week"], "jobs": int((jobs.submit >= start).sum())}
+    row = ae.run_arms(jobs, cluster, start, settings, trials, row, base)
+    row.update(extra)
     row.update({key: value for key, value in spec.items() if key not in row})
     row["wall_s"] = time.perf_counter() - began
     return row

@@ -20,10 +20,8 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-import autosched_eval as ae
 import autosched_evidence as ev
 from itercast.sched import AutoSched, SerialEvaluator, TunerSettings, replay
-from itercast.sim import Cluster, load_workload
 
 
 def changed_settings(recorded: dict, assignments: list[str]) -> TunerSettings:
@@ -40,18 +38,9 @@ def changed_settings(recorded: dict, assignments: list[str]) -> TunerSettings:
     return dataclasses.replace(settings, **changes)
 
 
-def built(row: dict):
-    """(jobs, cluster, start, base configuration) of a reference row's window."""
-    if row.get("family", "philly") == "philly":
-        jobs, start = ae.window(load_workload(ev.PHILLY), row["gpus"], row["week"])
-        return jobs, Cluster.homogeneous(row["gpus"], 8), start, ae.DEFAULT_CONFIG
-    jobs, cluster, start, base, _ = ev.build(row)
-    return jobs, cluster, start, base
-
-
 def probe(task) -> dict:
     row, settings = task
-    jobs, cluster, start, base = built(row)
+    jobs, cluster, start, base, _ = ev.build({"family": "philly", **row})
     began = time.perf_counter()
     tuner = AutoSched(cluster, settings, evaluator=SerialEvaluator())
     summary = replay(jobs, cluster, base, tuner=tuner, tune_from=start, measure_from=start).summary()
