@@ -120,25 +120,24 @@ def test_label_passes_write_the_warning_before_they_begin(tmp_path, monkeypatch)
 
     from itercast.collect import runner
 
+    from itercast.collect import pool
+
     class InstantWorker:
-        def __init__(self, log_path):
+        def __init__(self, log_path=None, cores=(), env=None):
             pass
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
 
         lost_last_block = False
 
-        def stop(self):
+        def stop(self, kill=False):
+            pass
+
+        def close(self):
             pass
 
         def run(self, configs, protocol, trace_dir, time_limit_s):
             return [{"status": "ok", "step_ms": 1.0, "steps": 3} for _ in configs]
 
-    monkeypatch.setattr(runner, "Worker", InstantWorker)
+    monkeypatch.setattr(pool, "Worker", InstantWorker)
     config = runner.grid(runner.resolve_models(["dlrm_small"]), (2,), (1,), "float32", "cpu", 1)[0]
     for finished, warned in (("2026-01-01T00:00:00+00:00", True), (runner.utc_now(), False)):
         stream = io.StringIO()
@@ -169,7 +168,7 @@ def test_each_model_runs_in_a_worker_of_its_own(tmp_path, quick_protocol, monkey
 
     monkeypatch.setattr(Worker, "_start", counting_start)
     rows = collect(tmp_path, models=["dlrm_small", "mlp_512x3"], batch_sizes=(2, 4), input_sizes=(16,),
-                   protocol=quick_protocol, worker_per_model=worker_per_model)
+                   protocol=quick_protocol, worker_per_model=worker_per_model, workers=1)
     assert [row["status"] for row in rows] == ["ok"] * 4
     assert len(started) == starts
 
@@ -187,17 +186,20 @@ def test_blocks_keep_the_grid_order_and_split_models_only_when_asked():
     assert names(blocks(configs, 8, split_models=True)) == [[0, 1], [2], [3, 4]]
 
 
-def test_a_fresh_worker_starts_before_each_block_when_asked():
-    from itercast.collect.runner import fresh_workers
+def test_a_fresh_worker_follows_each_block_when_asked():
+    from itercast.collect.pool import BlockJob, run_block
 
-    class Stops:
-        count = 0
+    class Counting:
+        lost_last_block = False
+        stops = 0
+
+        def run(self, configs, protocol, trace_dir, time_limit_s):
+            return [{"status": "ok"} for _ in configs]
 
         def stop(self):
-            self.count += 1
+            self.stops += 1
 
-    worker = Stops()
-    seen = [(block, worker.count) for block in fresh_workers(worker, ["x", "y", "z"], enabled=True)]
-    assert seen == [("x", 0), ("y", 1), ("z", 2)]
-    worker = Stops()
-    assert list(fresh_workers(worker, ["x", "y"], enabled=False)) == ["x", "y"] and worker.count == 0
+    for fresh, stops in ((True, 1), (False, 0)):
+        worker = Counting()
+        run_block(worker, ["x", "y"], BlockJob(None, False, 1.0, worker_per_model=fresh), None)
+        assert worker.stops == stops

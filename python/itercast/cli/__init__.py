@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.run(args) or 0)
     except ItercastError as error:
         print(f"itercast {args.command}: {error}", file=sys.stderr)
-        return 2
+        return getattr(error, "exit_code", 2)
     except (OSError, ValueError) as error:
         print(f"itercast {args.command}: {error}", file=sys.stderr)
         return 1

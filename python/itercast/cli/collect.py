@@ -51,6 +51,12 @@ def register(subparsers):
     parser.add_argument("--worker-per-model", action="store_true",
                         help="run each model in a fresh worker process (default: one worker for the "
                              "whole grid), so that no model inherits another's memory state")
+    parser.add_argument("--workers", type=options.non_negative_int, default=0, metavar="N",
+                        help="worker processes measuring side by side, each pinned to its own core(s); 0 (default): "
+                             "one per core, or with --device cuda one per GPU; more than the cores is allowed, with "
+                             "a warning (labels are then slower to take)")
+    parser.add_argument("--dask", metavar="ADDRESS",
+                        help="measure on this dask.distributed scheduler's workers instead (traces come back here)")
     parser.add_argument("--list", action="store_true", help="print the zoo and exit")
     parser.set_defaults(run=run)
 
@@ -68,7 +74,8 @@ def run(args) -> int:
                    device=args.device, threads=args.threads, dtype=args.dtype,
                    time_limit_s=args.time_limit, label_passes=args.label_passes,
                    protocol=Protocol(label_protocol=args.label_protocol),
-                   worker_per_model=args.worker_per_model, progress_stream=options.progress_stream(args.quiet))
+                   worker_per_model=args.worker_per_model, workers=args.workers, dask=args.dask,
+                   progress_stream=options.progress_stream(args.quiet))
     counts = {}
     for row in rows:
         counts[row["status"]] = counts.get(row["status"], 0) + 1

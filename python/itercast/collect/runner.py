@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
-import time
+import signal
+import sys
+import threading
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -13,7 +16,7 @@ from itercast.collect.hardware import describe
 from itercast.collect.manifest import LABEL_COLUMNS, LABEL_PROTOCOLS, LABELS_NAME, MANIFEST_NAME, Manifest, config_id
 from itercast.collect.measure import Protocol, trace_name
 from itercast.collect.progress import Progress
-from itercast.collect.worker import Worker
+from itercast.collect.pool import BlockJob, DaskPool, LocalPool, Slot, check_worker_count, plan_slots
 from itercast.errors import ItercastError
 
 DTYPES = ("float32", "bfloat16", "float16")
@@ -89,10 +92,16 @@ def check_settings(device: str, threads: int, dtype: str):
 
 def collect(out_dir, models=None, batch_sizes=zoo.DEFAULT_BATCH_SIZES, input_sizes=None,
             device="cpu", threads=1, dtype="float32", time_limit_s=DEFAULT_TIME_LIMIT_S,
-            protocol=Protocol(), progress_stream=None, label_passes=1, worker_per_model=False) -> list[dict]:
+            protocol=Protocol(), progress_stream=None, label_passes=1, worker_per_model=False,
+            workers: int = 0, dask=None) -> list[dict]:
     """Measures every configuration not yet in ``out_dir/manifest.csv``; then, with
     ``label_passes`` N > 1, times the un-profiled steps of each ok one again until it has N label
     passes in ``out_dir/labels.csv`` (the manifest's measurement is the first).
+
+    ``workers``: worker processes measuring side by side, each pinned to cores of its own (0: one per core,
+    or with ``device`` "cuda" one per GPU, each seeing its own); at most one per configuration. ``dask``: a
+    dask.distributed Client or scheduler address to measure on instead (each Dask worker thread runs a
+    worker process; the traces come back to ``out_dir``).
 
     ``worker_per_model``: each model's configurations run in a worker process of their own (a torch
     import, ~1 s, per model) instead of one worker for the whole grid. A worker reused over hundreds of
@@ -101,13 +110,15 @@ def collect(out_dir, models=None, batch_sizes=zoo.DEFAULT_BATCH_SIZES, input_siz
     faster, which the predictor's reconciliation does not yet map (docs/decisions.md): off by default
     until it does.
 
-    Returns the manifest rows of the requested grid, earlier runs' included.
+    Stopped by SIGTERM or Ctrl-C, it kills its workers and keeps what whole blocks recorded; run it again
+    to go on. Returns the manifest rows of the requested grid, earlier runs' included.
     """
     if label_passes < 1:
         raise ItercastError("label passes must be at least 1")
     if protocol.label_protocol not in LABEL_PROTOCOLS:
         raise ItercastError(f"unknown label protocol {protocol.label_protocol!r}; "
                             f"choose from {', '.join(LABEL_PROTOCOLS)}")
+    check_worker_count(workers)
     check_settings(device, threads, dtype)
     configs = grid(resolve_models(models), batch_sizes, input_sizes, dtype, device, threads)
     out_dir = Path(out_dir)
@@ -118,16 +129,72 @@ def collect(out_dir, models=None, batch_sizes=zoo.DEFAULT_BATCH_SIZES, input_siz
     check_one_protocol(protocol.label_protocol, {manifest.path: manifest, labels.path: labels})
     finished = manifest.finished_ids()
     pending = [config for config in configs if config.id not in finished]
-    if pending:
-        measure_all(pending, manifest, trace_dir, describe(device), time_limit_s, protocol,
-                    Progress(len(pending), progress_stream), worker_per_model)
-    wanted = {config.id for config in configs}
-    rows = [row for row in manifest.rows() if row["config_id"] in wanted]
-    ok = {row["config_id"] for row in rows if row["status"] == "ok"}
-    traces_finished = [row["finished_at"] for row in rows if row["status"] == "ok"]
-    time_label_passes([config for config in configs if config.id in ok], labels,
-                      label_passes, time_limit_s, protocol, progress_stream, worker_per_model, traces_finished)
+    stream = progress_stream or sys.stderr
+    with stopped_by_sigterm(), removing_unrecorded_traces(trace_dir, manifest):
+        if pending:
+            measure_all(pending, manifest, trace_dir, describe(device), time_limit_s, protocol,
+                        Progress(len(pending), progress_stream), worker_per_model,
+                        pool=make_pool(workers, dask, device, threads, len(pending), out_dir, stream))
+        wanted = {config.id for config in configs}
+        rows = [row for row in manifest.rows() if row["config_id"] in wanted]
+        ok = [config for config in configs if config.id in {row["config_id"] for row in rows if row["status"] == "ok"}]
+        traces_finished = [row["finished_at"] for row in rows if row["status"] == "ok"]
+        if label_passes > 1 and ok:
+            time_label_passes(ok, labels, label_passes, time_limit_s, protocol, progress_stream, worker_per_model,
+                              traces_finished, pool=make_pool(workers, dask, device, threads, len(ok), out_dir, None))
     return rows
+
+
+def make_pool(workers: int, dask, device: str, threads: int, configurations: int, out_dir: Path, stream):
+    """The workers a run measures on (pool.plan_slots), or the Dask cluster; a warning about them to ``stream``."""
+    if dask is not None:
+        return DaskPool(dask_client(dask))
+    slots, warning = plan_slots(workers, device, threads, configurations)
+    if warning and stream is not None:
+        stream.write(warning + "\n")
+    return LocalPool(slots, log_path=out_dir / WORKER_LOG_NAME)
+
+
+def dask_client(address):
+    """A dask.distributed Client for a scheduler address (a Client passes through)."""
+    try:
+        from dask.distributed import Client
+    except ImportError as error:
+        raise ItercastError(f"--dask needs dask.distributed: {error}") from None
+    return address if isinstance(address, Client) else Client(address)
+
+
+class Stopped(ItercastError):
+    """The collection was stopped by a signal; what finished is recorded, and a rerun goes on from there."""
+
+    exit_code = 128 + signal.SIGTERM
+
+
+@contextmanager
+def stopped_by_sigterm():
+    """SIGTERM raises :class:`Stopped` in the main thread inside the block, so that the workers are killed and
+    the manifest holds whole blocks only (elsewhere, and outside the main thread, the handler is left alone)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise Stopped("stopped by SIGTERM; the configurations measured so far are recorded: run the same command "
+                      "again to go on")
+
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+@contextmanager
+def removing_unrecorded_traces(trace_dir: Path, manifest: Manifest):
+    try:
+        yield
+    finally:
+        remove_unrecorded_traces(trace_dir, manifest)
 
 
 def check_one_protocol(wanted: str, files: dict) -> None:
@@ -154,28 +221,10 @@ def blocks(configs, size: int, split_models: bool = False) -> list[list]:
     return grouped
 
 
-def run_block(worker: Worker, block, protocol, trace_dir, time_limit_s) -> list[dict]:
-    """``block``'s results; a block whose worker was killed or died is measured again one configuration
-    at a time, so that the one that hung or exhausted memory spares the others."""
-    results = worker.run(block, protocol, trace_dir, time_limit_s)
-    if worker.lost_last_block and len(block) > 1:
-        return [worker.run([config], protocol, trace_dir, time_limit_s)[0] for config in block]
-    return results
-
-
-def fresh_workers(worker: Worker, grouped, enabled: bool):
-    """Yields the blocks of ``grouped`` in order, stopping ``worker`` before each but the first when
-    ``enabled`` (its next run starts a new process)."""
-    for index, block in enumerate(grouped):
-        if enabled and index:
-            worker.stop()
-        yield block
-
-
 def time_label_passes(configs, labels: Manifest, passes, time_limit_s, protocol, progress_stream,
-                      worker_per_model=False, traces_finished=()):
+                      worker_per_model=False, traces_finished=(), pool=None):
     """Pass after pass over ``configs``, the un-profiled steps timed again where a pass lacks them, into
-    ``labels`` (labels.csv).
+    ``labels`` (labels.csv), on ``pool`` (default: one local worker).
 
     ``traces_finished``: when the manifest's rows were recorded (ISO times), for
     :func:`label_pass_delay_warning`.
@@ -190,10 +239,13 @@ def time_label_passes(configs, labels: Manifest, passes, time_limit_s, protocol,
     warning = label_pass_delay_warning(traces_finished, datetime.now(timezone.utc))
     if warning:
         progress.stream.write(warning + "\n")
-    with Worker(log_path=labels.path.parent / WORKER_LOG_NAME) as worker:
-        for label_pass, pending in todo.items():
-            for block in fresh_workers(worker, blocks(pending, BLOCK_SIZE, worker_per_model), worker_per_model):
-                for config, result in zip(block, run_block(worker, block, protocol, None, time_limit_s), strict=True):
+    pool = pool or LocalPool([Slot()], log_path=labels.path.parent / WORKER_LOG_NAME)
+    job = BlockJob(protocol, with_traces=False, time_limit_s=time_limit_s, worker_per_model=worker_per_model)
+    for label_pass, pending in todo.items():
+        # closing(): however the loop ends, the pool's workers are killed and the blocks in flight dropped
+        with closing(pool.map(blocks(pending, BLOCK_SIZE, worker_per_model), job, None)) as finished:
+            for done in finished:
+                for config, result in zip(done.block, done.results, strict=True):
                     labels.append({"config_id": config.id, "label_pass": label_pass, **result,
                                    "finished_at": utc_now()})
                     progress.advance(f"{config.id} (label pass {label_pass}): {result['status']}")
@@ -223,20 +275,31 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def measure_all(configs, manifest, trace_dir, hardware, time_limit_s, protocol, progress, worker_per_model=False):
-    with Worker(log_path=trace_dir.parent / WORKER_LOG_NAME) as worker:
-        for block in fresh_workers(worker, blocks(configs, BLOCK_SIZE, worker_per_model), worker_per_model):
-            started = time.monotonic()
-            results = run_block(worker, block, protocol, trace_dir, time_limit_s)
-            elapsed_s = round((time.monotonic() - started) / len(block), 3)
-            for config, result in zip(block, results, strict=True):
+def measure_all(configs, manifest, trace_dir, hardware, time_limit_s, protocol, progress, worker_per_model=False,
+                pool=None):
+    """Measures ``configs`` on ``pool`` (default: one local worker), a manifest row each as its block finishes."""
+    pool = pool or LocalPool([Slot()], log_path=trace_dir.parent / WORKER_LOG_NAME)
+    job = BlockJob(protocol, with_traces=True, time_limit_s=time_limit_s, worker_per_model=worker_per_model)
+    with closing(pool.map(blocks(configs, BLOCK_SIZE, worker_per_model), job, trace_dir)) as finished:
+        for done in finished:
+            for config, result in zip(done.block, done.results, strict=True):
                 if result["status"] == "ok":
                     result["trace_path"] = f"{trace_dir.name}/{trace_name(config.id)}"
                 else:
                     remove_trace_files(trace_dir, config.id)
-                manifest.append({**config.row(), **hardware, **result, "elapsed_s": elapsed_s,
+                manifest.append({**config.row(), **hardware, **result, "elapsed_s": done.elapsed_s,
                                  "finished_at": utc_now()})
                 progress.advance(f"{config.id}: {result['status']}")
+
+
+def remove_unrecorded_traces(trace_dir: Path, manifest: Manifest):
+    """What a stopped collection's blocks in flight left behind, half written or whole but without a manifest row
+    (those blocks are measured again on resume), so that no trace lacks its row."""
+    recorded = {row["trace_path"] for row in manifest.rows() if row["trace_path"]}
+    for path in trace_dir.iterdir():
+        unfinished = ".partial." in path.name or ".shapes." in path.name
+        if unfinished or (path.name.endswith(trace_name("")) and f"{trace_dir.name}/{path.name}" not in recorded):
+            path.unlink(missing_ok=True)
 
 
 def remove_trace_files(trace_dir: Path, config_id: str):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+import sys
 
 from itercast.errors import ItercastError
 
@@ -21,9 +23,23 @@ def _redirect_output(log_path):
     os.close(log)
 
 
-def _serve(connection, log_path):
+def _settle(cores, env):
+    """The child's place before torch loads: its environment (CUDA_VISIBLE_DEVICES picks its GPU), its cores,
+    and death with its parent, so that a collection killed outright leaves no worker measuring on."""
+    os.environ.update(env)
+    if cores and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, cores)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _serve(connection, log_path, cores=(), env=None):
     if log_path:
         _redirect_output(log_path)
+    _settle(cores, env or {})
     import torch  # noqa: F401 - imported before "ready", so time limits exclude it
 
     from itercast.collect.measure import measure_block
@@ -53,9 +69,17 @@ def release_memory():
 STARTUP_LIMIT_S = 300.0
 
 
+class WorkerClosed(ItercastError):
+    """A closed worker was asked to run (its collection is stopping)."""
+
+
 class Worker:
-    def __init__(self, log_path=None):
+    def __init__(self, log_path=None, cores=(), env=None):
+        """``cores``: the CPU cores its process is pinned to (all, if empty); ``env``: variables it starts with."""
         self._log_path = str(log_path) if log_path else None
+        self._cores = tuple(cores)
+        self._env = dict(env or {})
+        self._closed = False
         self._context = multiprocessing.get_context("spawn")
         self._process = None
         self._connection = None
@@ -68,6 +92,8 @@ class Worker:
 
         ``trace_dir`` None times the un-profiled steps only (a label pass)."""
         self.lost_last_block = False
+        if self._closed:
+            raise WorkerClosed("the collection is stopping")
         if self._process is None:
             self._start()
         limit_s = time_limit_s * len(configs)
@@ -78,7 +104,9 @@ class Worker:
                 lost = {"status": "timeout", "message": f"exceeded the {time_limit_s:g} s limit"}
             else:
                 return self._connection.recv()
-        except (EOFError, ConnectionError):
+        except (EOFError, ConnectionError, OSError):
+            if self._closed:
+                raise WorkerClosed("the collection is stopping") from None
             lost = self._died()
         self.lost_last_block = True
         return [dict(lost) for _ in configs]
@@ -93,7 +121,7 @@ class Worker:
 
     def _start(self):
         self._connection, child_end = self._context.Pipe()
-        self._process = self._context.Process(target=_serve, args=(child_end, self._log_path),
+        self._process = self._context.Process(target=_serve, args=(child_end, self._log_path, self._cores, self._env),
                                               daemon=True)
         self._process.start()
         child_end.close()
@@ -103,7 +131,16 @@ class Worker:
             ready = False
         if not ready:
             self.stop(kill=True)
+            if self._closed:
+                raise WorkerClosed("the collection is stopping")
             raise ItercastError(f"the collection worker did not start (see {self._log_path})")
+
+    def close(self):
+        """Kills the process, whatever it is doing, and refuses further runs (from any thread)."""
+        self._closed = True
+        process = self._process
+        if process is not None and process.is_alive():
+            process.kill()
 
     def stop(self, kill: bool = False):
         if self._process is None:
