@@ -60,8 +60,13 @@ def test_a_manifest_with_other_columns_is_refused(tmp_path):
         Manifest(tmp_path / "manifest.csv")
 
 
-@pytest.mark.parametrize("left_out", [LABEL_PROTOCOL_COLUMNS, {**LABEL_PROTOCOL_COLUMNS, **dict.fromkeys(REFERENCE_COLUMNS)}],
-                         ids=["before the label protocol", "before the reference workload"])
+BEFORE_PROFILE_REFERENCE = {"profile_reference_ms": float}
+
+
+@pytest.mark.parametrize("left_out", [BEFORE_PROFILE_REFERENCE, {**BEFORE_PROFILE_REFERENCE, **LABEL_PROTOCOL_COLUMNS},
+                                      {**BEFORE_PROFILE_REFERENCE, **LABEL_PROTOCOL_COLUMNS,
+                                       **dict.fromkeys(REFERENCE_COLUMNS)}],
+                         ids=["before the profile's reference", "before the label protocol", "before the reference workload"])
 def test_an_earlier_manifest_is_resumed_in_its_own_columns_and_reads_as_wall_labels(tmp_path, left_out):
     earlier = [column for column in COLUMNS if column not in left_out]
     path = tmp_path / "manifest.csv"
@@ -71,9 +76,12 @@ def test_an_earlier_manifest_is_resumed_in_its_own_columns_and_reads_as_wall_lab
                      "label_protocol": "paired-rounds", "label_ratio": 4.0})
     assert path.read_text().splitlines()[0] == ",".join(earlier)
     (row,) = manifest.rows()
-    assert row["step_ms"] == 2.0 and row["label_ratio"] is None
+    assert row["step_ms"] == 2.0 and row["profile_reference_ms"] is None
     assert row["reference_ms"] == (None if "reference_ms" in left_out else 3.0)
-    assert manifest.label_protocols() == {"wall": [config().id]}
+    if "label_protocol" in left_out:
+        assert row["label_ratio"] is None and manifest.label_protocols() == {"wall": [config().id]}
+    else:
+        assert row["label_ratio"] == 4.0 and manifest.label_protocols() == {"paired-rounds": [config().id]}
 
 
 def test_a_manifest_missing_only_the_reference_columns_is_refused(tmp_path):

@@ -35,8 +35,8 @@ def test_a_label_pass_times_the_steps_and_writes_no_trace(tmp_path, quick_protoc
     row = measure(PROBE, quick_protocol, None)
     assert set(row) == {"step_ms", "step_ms_iqr", "step_ms_min", "step_ms_max", "steps", *REFERENCE_COLUMNS,
                         *LABEL_PROTOCOL_COLUMNS}
-    assert row["label_protocol"] == "paired-rounds" and row["label_rounds"] == quick_protocol.label_rounds
-    assert row["steps"] >= quick_protocol.min_label_pairs and row["step_ms"] > 0 and row["label_ratio"] > 0
+    assert row["label_protocol"] == "fresh-loop" and row["label_rounds"] == quick_protocol.label_rounds
+    assert row["steps"] == quick_protocol.label_rounds and row["step_ms"] > 0 and row["label_ratio"] > 0
     assert not list(tmp_path.iterdir())
 
 
@@ -106,7 +106,7 @@ def test_paired_rounds_divide_out_a_machine_that_slows_down_as_they_run(monkeypa
         return int(10e6 * slowdown * factor.get(id(run), 1.0))
 
     monkeypatch.setattr(measuring, "timed_ns", fake_timed_ns)
-    labels = measuring.time_labels(items, quick_protocol, raise_errors=True)
+    labels = measuring.time_labels(items, replace(quick_protocol, label_protocol="paired-rounds"), raise_errors=True)
     assert labels["a"]["label_ratio"] == pytest.approx(2.0, rel=0.03)
     assert labels["b"]["label_ratio"] == pytest.approx(5.0, rel=0.03)
     assert labels["b"]["step_ms_max"] / labels["b"]["step_ms_min"] > 1.2
@@ -125,6 +125,7 @@ def test_a_configuration_failing_in_the_rounds_spares_the_others(monkeypatch, qu
             raise MemoryError("simulated: can't allocate memory")
 
     items[1].step = breaks
+    quick_protocol = replace(quick_protocol, label_protocol="paired-rounds")
     labels = measuring.time_labels(items, quick_protocol, raise_errors=False)
     assert labels["breaks"]["status"] == "oom" and "can't allocate" in labels["breaks"]["message"]
     assert labels["fine"]["label_rounds"] == quick_protocol.label_rounds
@@ -147,7 +148,7 @@ def test_a_block_measures_each_configuration_and_records_one_that_fails(tmp_path
     from itercast.collect.measure import measure_block
 
     raising = Config(RAISING, 2, 8, "float32", "cpu", 1)
-    fine, failed = measure_block([PROBE, raising], quick_protocol, tmp_path)
+    fine, failed = measure_block([PROBE, raising], replace(quick_protocol, label_protocol="paired-rounds"), tmp_path)
     assert fine["status"] == "ok" and fine["label_protocol"] == "paired-rounds" and fine["profiled_steps"] > 0
     assert failed["status"] == "error" and "deliberate failure" in failed["message"]
     assert (tmp_path / f"{PROBE.id}.pt.trace.json.gz").exists()
@@ -192,3 +193,68 @@ def test_a_step_shorter_than_the_reference_is_timed_in_a_run_as_long_as_it(step_
     assert (plan["steps"], plan["untimed"]) == (steps, untimed)
     pair_ms = (steps + untimed) * step_ms + plan["runs"] * 3.4
     assert plan["pairs"] == math.ceil(min(max(math.ceil(500 / pair_ms), 5), 40) / 5)  # 0.5 s, 5-40 pairs, 5 rounds
+
+
+@pytest.mark.parametrize("step_ms, segments, steps", [(0.1, 5, 8), (5.0, 5, 8), (20.0, 5, 5), (50.0, 5, 2),
+                                                      (400.0, 5, 2)])
+def test_a_loop_label_times_half_a_second_of_steps_within_its_bounds(step_ms, segments, steps):
+    from itercast.collect.measure import Protocol, loop_plan
+
+    protocol = Protocol(label_rounds=5, min_label_pairs=5, min_measured_seconds=0.5)
+    assert loop_plan(step_ms * 1e6, protocol) == (segments, steps)
+
+
+def test_a_loop_label_divides_out_a_machine_that_slows_down_as_it_runs(monkeypatch, quick_protocol):
+    """The fake clock: each reference run takes 10 ms times a slowdown that grows with every call, a step 3x
+    the reference's: the ratio comes out exact while the steps' wall times spread."""
+    from itercast.collect import measure as measuring
+
+    calls = iter(range(10**6))
+
+    def step():
+        pass
+
+    def reference():
+        pass
+
+    def fake_timed_ns(run):
+        return int(10e6 * (1.0 + next(calls) / 50) * (3.0 if run is step else 1.0))
+
+    monkeypatch.setattr(measuring, "timed_ns", fake_timed_ns)
+    label = measuring.loop_label(step, 30e6, reference, replace(quick_protocol, min_measured_seconds=0.5))
+    assert label["label_protocol"] == "fresh-loop" and label["label_ratio"] == pytest.approx(3.0, rel=0.03)
+    assert label["step_ms_max"] / label["step_ms_min"] > 1.1 and label["label_rounds"] == quick_protocol.label_rounds
+
+
+def test_the_profiled_steps_are_bracketed_by_the_reference(monkeypatch, tmp_path, quick_protocol):
+    """A machine twice as slow around the profile than usual: profile_reference_ms says so."""
+    from itercast.collect import measure as measuring
+
+    profiling = {"now": False}
+    monkeypatch.setattr(measuring, "profile_steps", lambda *args: profiling.update(now=True))
+
+    def fake_timed_ns(run):
+        return int(4e6 if run is reference else 1e6)
+
+    def reference():
+        pass
+
+    monkeypatch.setattr(measuring, "timed_ns", fake_timed_ns)
+    fields = measuring.bracketed_profile(lambda: None, reference, "cpu", quick_protocol, tmp_path / "t.json.gz")
+    assert profiling["now"] and fields == {"profile_reference_ms": pytest.approx(4.0)}
+
+
+def test_a_traced_configuration_records_the_reference_around_its_profile(tmp_path, quick_protocol):
+    row = measure(PROBE, quick_protocol, tmp_path)
+    assert row["profile_reference_ms"] > 0 and row["label_protocol"] == "fresh-loop"
+    assert row["profile_reference_ms"] == pytest.approx(row["label_reference_ms"], rel=1.0)  # the same workload
+
+
+def test_the_reference_allocates_nothing_it_keeps_between_runs():
+    """What a run creates it frees: a reference between a loop's steps must not change how they allocate."""
+    import torch
+
+    workload = ReferenceWorkload(torch.device("cpu"), torch.float32)
+    product = workload.product.data_ptr()
+    workload.run()
+    assert workload.product.data_ptr() == product and workload.layer.grad is None

@@ -154,3 +154,42 @@ def test_a_collection_runs_on_a_local_dask_cluster(tmp_path, quick_protocol):
     assert all((tmp_path / row["trace_path"]).stat().st_size > 1000 for row in rows)
     labels = Manifest(tmp_path / LABELS_NAME, LABEL_COLUMNS)
     assert sorted(row["config_id"] for row in labels.rows()) == sorted(row["config_id"] for row in rows)
+
+
+SEEN_IN_CHILD = []
+
+
+def remember_and_answer(value):
+    SEEN_IN_CHILD.append(value)
+    return {"status": "ok", "value": value, "pid": os.getpid()}
+
+
+def sleep_long():
+    time.sleep(60)
+
+
+def die_as_the_oom_killer_kills():
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def exit_without_an_answer():
+    raise SystemExit(3)
+
+
+def test_a_fresh_process_answers_and_leaves_this_one_untouched():
+    from itercast.collect.worker import in_fresh_process
+
+    answer = in_fresh_process(remember_and_answer, (7,), time_limit_s=30)
+    assert answer["status"] == "ok" and answer["value"] == 7 and answer["pid"] != os.getpid()
+    assert SEEN_IN_CHILD == []
+
+
+@pytest.mark.parametrize("function, status", [(sleep_long, "timeout"), (die_as_the_oom_killer_kills, "oom"),
+                                              (exit_without_an_answer, "error")])
+def test_a_fresh_process_that_hangs_or_dies_becomes_a_status(function, status):
+    from itercast.collect.worker import in_fresh_process
+
+    started = time.monotonic()
+    answer = in_fresh_process(function, (), time_limit_s=1.0)
+    assert answer["status"] == status and answer["message"]
+    assert time.monotonic() - started < 10

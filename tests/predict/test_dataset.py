@@ -233,6 +233,26 @@ def test_a_paired_rounds_label_is_its_ratio_times_the_collections_median_referen
     assert {key: config.step_ms for key, config in by_id(dataset).items()} == {"a": 10.0, "b": 15.0, "c": 2.5}
 
 
+def fresh_loop(config_id, ratio, reference_ms, profile_reference_ms=None):
+    row = {**paired(config_id, ratio, reference_ms), "label_protocol": "fresh-loop"}
+    return row | ({} if profile_reference_ms is None else {"profile_reference_ms": str(profile_reference_ms)})
+
+
+def test_a_trace_taken_on_a_slow_machine_is_divided_by_the_slowdown_its_profile_saw(tmp_path):
+    """The labels' median reference is 5 ms; b's profile ran beside references of 10 ms (2x slow), c's of 4 ms,
+    and a has no profile reference (a collection from before): its trace is left as it is."""
+    write_csv(tmp_path / "manifest.csv", MANIFEST, [
+        fresh_loop("a", 2.0, 4.0), fresh_loop("b", 3.0, 5.0, 10.0), fresh_loop("c", 0.5, 9.0, 4.0)])
+    dataset = Dataset.from_manifest(tmp_path)
+    configs = by_id(dataset)
+    assert dataset.label_protocol == "fresh-loop"
+    assert {key: config.step_ms for key, config in configs.items()} == {"a": 10.0, "b": 15.0, "c": 2.5}
+    assert {key: config.slowdown for key, config in configs.items()} == {"a": 1.0, "b": 2.0, "c": 0.8}
+    assert {key: config.profiled_step_ms for key, config in configs.items()} == pytest.approx(
+        {"a": 9.0, "b": 4.5, "c": 11.25})
+    assert Dataset.from_manifest(tmp_path, machine_speed=False).configs[1].slowdown == 1.0
+
+
 def test_the_label_floor_compares_each_repeat_pass_with_the_first(tmp_path):
     rows = [paired(f"c{index}", 1.0 + index, 5.0) for index in range(40)]
     write_csv(tmp_path / "manifest.csv", MANIFEST, rows)

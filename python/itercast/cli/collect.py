@@ -45,9 +45,11 @@ def register(subparsers):
                              "DIR/labels.csv; a label is their median, and with 2 or more the machine's "
                              "slowdown at each measurement is fitted and divided out (default 1)")
     parser.add_argument("--label-protocol", choices=LABEL_PROTOCOLS, default=Protocol.label_protocol,
-                        help="how labels are timed: paired-rounds (default) pairs each un-profiled step with a "
-                             "reference step and visits a block of configurations in shuffled rounds, so that a "
-                             "busy machine slows both alike; wall times consecutive steps (docs/collect.md)")
+                        help="how labels are timed: fresh-loop (default) measures each configuration in a fresh "
+                             "process and times its label as a training loop's consecutive steps between runs of a "
+                             "reference step; paired-rounds pairs each un-profiled step with a reference step and "
+                             "visits a block of configurations in shuffled rounds in one worker; wall times "
+                             "consecutive steps (docs/collect.md)")
     parser.add_argument("--worker-per-model", action="store_true",
                         help="run each model in a fresh worker process (default: one worker for the "
                              "whole grid), so that no model inherits another's memory state")

@@ -28,7 +28,9 @@ def work_id(config: str) -> str:
 REFERENCE_COLUMNS = ("reference_ms", "reference_compute_ms", "reference_memory_ms", "reference_overhead_ms")
 
 # How a label was timed (collect.measure.Protocol.label_protocol); a collection holds one protocol.
-LABEL_PROTOCOLS = ("paired-rounds", "wall")
+LABEL_PROTOCOLS = ("fresh-loop", "paired-rounds", "wall")
+# Protocols whose label is label_ratio times the collection's median reference step (predict.dataset.Labeller).
+RATIO_PROTOCOLS = ("fresh-loop", "paired-rounds")
 # A collection from before the label protocol was recorded timed its labels as "wall" does.
 DEFAULT_LABEL_PROTOCOL = "wall"
 LABEL_PROTOCOL_COLUMNS = {
@@ -66,6 +68,9 @@ COLUMNS = {
     "steps": int,
     **LABEL_PROTOCOL_COLUMNS,
     **{column: float for column in REFERENCE_COLUMNS},
+    # The reference step timed right before and after the profiled steps, mean ms per run ("fresh-loop"): the
+    # machine's speed as the trace was taken (predict.dataset divides the trace's times by it).
+    "profile_reference_ms": float,
     "profiled_step_ms": float,  # median ProfilerStep# duration over the active steps
     "profiled_step_ms_iqr": float,
     "profiled_step_ms_min": float,
@@ -111,18 +116,26 @@ class Manifest:
 
     def _file_columns(self) -> list[str]:
         """The columns rows are written in: this version's, or those of a file collected before the
-        label protocol (or before the reference workload too), which is resumed without them."""
+        label protocol, the reference workload or the profile's reference, which is resumed without them."""
         current = list(self.columns)
         if not self.path.exists() or self.path.stat().st_size == 0:
             return current
         with open(self.path, newline="") as handle:
             header = next(csv.reader(handle), [])
-        before_protocols = [column for column in current if column not in LABEL_PROTOCOL_COLUMNS]
-        before_references = [column for column in before_protocols if column not in REFERENCE_COLUMNS]
-        if header not in (current, before_protocols, before_references):
+        if header not in self._earlier_headers(current):
             raise ItercastError(f"{self.path} has other columns than this version writes; "
                                 "collect into a new directory")
         return header
+
+    @staticmethod
+    def _earlier_headers(current: list[str]) -> list[list[str]]:
+        """This version's columns, and each earlier version's: the groups added since, newest first, left out."""
+        added = ({"profile_reference_ms"}, set(LABEL_PROTOCOL_COLUMNS), set(REFERENCE_COLUMNS))
+        headers, dropped = [current], set()
+        for group in added:
+            dropped |= group
+            headers.append([column for column in current if column not in dropped])
+        return headers
 
     def rows(self) -> list[dict]:
         """Every row with every column of this version (None where the file has no such column)."""

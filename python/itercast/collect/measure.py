@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Protocol:
-    warmup_steps: int = 3
+    warmup_steps: int = 5  # as many as the loop a label is checked against (benchmarks/label_vs_loop.py)
     measured_steps: int = 5  # at least this many un-profiled steps ...
     min_measured_seconds: float = 0.5  # ... and more, up to max_measured_steps, until this long
     max_measured_steps: int = 50
@@ -46,12 +46,17 @@ class Protocol:
     # Profile the timed steps without concrete inputs, which keep every tensor alive until the profile
     # ends, and take the ops' concrete inputs from one more profiled step (collect/concrete_inputs.py).
     separate_concrete_inputs: bool = True
-    # How the label is timed (manifest.LABEL_PROTOCOLS). "paired-rounds": after a block's traces,
+    # How the label is timed (manifest.LABEL_PROTOCOLS). "fresh-loop": each configuration in a process of its
+    # own, forked from a worker that has only imported torch, as a user's training loop runs; its label timed
+    # first, right after the warm-up, as bursts of consecutive steps between runs of the reference (the ratio
+    # of the two is the label, as in paired-rounds): a process that ran other models first runs an MLP's step
+    # up to 2x faster than a fresh one (glibc's malloc has raised its mmap threshold there), so the label of a
+    # long-lived worker is not the loop's (docs/decisions.md). "paired-rounds": after a block's traces,
     # ``label_rounds`` rounds visit its configurations in a shuffled order, each visit timing a reference
     # step and a configuration step alternately; the label is the median ratio of the pairs, which both
     # see the same interference (benchmarks/label_protocols.py chose it: docs/decisions.md).
     # "wall": consecutive steps after the warm-up, their median wall time.
-    label_protocol: str = "paired-rounds"
+    label_protocol: str = "fresh-loop"
     label_rounds: int = 5
     # Pairs per configuration: as many as fill min_measured_seconds, within these bounds.
     min_label_pairs: int = 5
@@ -101,6 +106,7 @@ class Prepared:
     fields: dict  # its manifest fields but the label's
     step_estimate_ns: float  # one warm step's wall time
     wall_ns: list[int]  # the "wall" protocol's steps, timed right after the warm-up
+    early_label: dict | None = None  # the "fresh-loop" protocol's label fields, timed right after the warm-up
 
 
 def prepare(config, protocol: Protocol, trace_dir: Path | None) -> Prepared:
@@ -109,29 +115,34 @@ def prepare(config, protocol: Protocol, trace_dir: Path | None) -> Prepared:
     torch.set_num_threads(config.threads)
     torch.manual_seed(0)
     device = torch.device(config.device)
+    # Before the model: its tensors, alive throughout, then lie below the step's in the heap, as a training
+    # script's own objects do, rather than pinning the heap's top (which changes how a step allocates).
+    # In float32 whatever the configuration's dtype: a ratio label is scaled by the collection's median reference.
+    reference = ReferenceWorkload(device, torch.float32)
     workload = config.spec.build(config.batch_size, config.input_size)
     workload.to(device, getattr(torch, config.dtype))
     workload.model.train()
     step = synchronised(training_step(workload, make_optimizer(config.spec.optimizer, workload.model)), device)
     trace_path = None if trace_dir is None else Path(trace_dir) / trace_name(config.id)
+    run_reference = synchronised(reference.run, device)
 
-    reference = ReferenceWorkload(device, getattr(torch, config.dtype))
     wall = protocol.label_protocol == "wall"
     # Around the wall label's steps; otherwise only where it describes the trace: right before it.
     reference_before = reference.time(protocol.reference_repeats) if wall else []
     warm_up = [timed_ns(step) for _ in range(protocol.warmup_steps)]
+    estimate = float(min(warm_up[-2:])) if warm_up else float(timed_ns(step))
     wall_ns = time_steps(step, protocol) if wall else []
+    early_label = loop_label(step, estimate, run_reference, protocol) if protocol.label_protocol == "fresh-loop" else None
     reference_after = reference.time(protocol.reference_repeats)
     fields = reference_fields(reference_before + reference_after)
     if trace_path is not None:
-        profile_steps(step, device, protocol, trace_path)
+        profiled = bracketed_profile(step, run_reference, device, protocol, trace_path)
         profiled_us = profiler_step_durations(trace_path)
         fields = {"params": sum(parameter.numel() for parameter in workload.model.parameters()),
                   "input_shape": ";".join("x".join(map(str, tensor.shape[1:])) for tensor in workload.inputs),
-                  "threads": torch.get_num_threads(), **fields,
+                  "threads": torch.get_num_threads(), **fields, **profiled,
                   **summarise("profiled_step_ms", np.array(profiled_us) / 1e3, "profiled_steps")}
-    estimate = float(min(warm_up[-2:])) if warm_up else float(timed_ns(step))
-    return Prepared(config, step, fields, estimate, wall_ns)
+    return Prepared(config, step, fields, estimate, wall_ns, early_label)
 
 
 def time_labels(prepared: list[Prepared], protocol: Protocol, raise_errors: bool) -> dict[str, dict]:
@@ -141,7 +152,59 @@ def time_labels(prepared: list[Prepared], protocol: Protocol, raise_errors: bool
     if protocol.label_protocol == "wall":
         return {item.config.id: {**summarise("step_ms", np.array(item.wall_ns) / 1e6, "steps"),
                                  "label_protocol": "wall"} for item in prepared}
+    if protocol.label_protocol == "fresh-loop":
+        return {item.config.id: item.early_label for item in prepared}
     return paired_rounds(prepared, protocol, raise_errors)
+
+
+# A "fresh-loop" label times at least this many consecutive steps (and min_measured_seconds of them), up to
+# LOOP_STEPS (the loop benchmarks/label_vs_loop.py checks it against), in label_rounds segments.
+MIN_LOOP_STEPS = 10
+LOOP_STEPS = 40
+
+
+def loop_plan(step_ns: float, protocol: Protocol) -> tuple[int, int]:
+    """(segments, steps per segment) of a "fresh-loop" label for a step of ``step_ns``."""
+    wanted = math.ceil(protocol.min_measured_seconds * 1e9 / max(step_ns, 1.0))
+    steps = min(max(wanted, MIN_LOOP_STEPS, protocol.min_label_pairs), LOOP_STEPS)
+    segments = max(1, min(protocol.label_rounds, steps))
+    return segments, math.ceil(steps / segments)
+
+
+def loop_label(step, step_ns: float, run_reference, protocol: Protocol) -> dict:
+    """The "fresh-loop" label fields of a warmed-up ``step``: a training loop's consecutive steps, cut into segments
+    between reference measurements; a segment's ratio is its median step over the mean of the references on
+    either side (they saw the interference it saw), the label their median (paired_label, a segment a round).
+    Nothing runs between the steps of a segment, so that they run as a loop's do (the reference allocates
+    nothing, and comes only between segments)."""
+    reference_ns = float(np.median([timed_ns(run_reference) for _ in range(3)]))
+    segments, steps = loop_plan(step_ns, protocol)
+    runs = reference_runs(steps * step_ns, reference_ns)
+
+    def reference() -> float:
+        return sum(timed_ns(run_reference) for _ in range(runs)) / runs
+
+    rounds, before = [], reference()
+    for _ in range(segments):
+        timed = [timed_ns(step) for _ in range(steps)]
+        after = reference()
+        rounds.append([((before + after) / 2, float(np.median(timed)))])
+        before = after
+    return {**paired_label(rounds), "label_protocol": "fresh-loop"}
+
+
+def bracketed_profile(step, run_reference, device, protocol: Protocol, trace_path: Path) -> dict:
+    """Profiles ``step`` into ``trace_path`` between two reference measurements, each about a quarter of the
+    profile's time: {"profile_reference_ms": their mean per reference run}. A trace taken beside a busy
+    neighbour carries the slowdown it saw; the dataset divides the trace's times by it (predict.dataset)."""
+    reference_ns = float(np.median([timed_ns(run_reference) for _ in range(3)]))
+    step_ns = float(timed_ns(step))
+    active = protocol.profile_wait + protocol.profile_warmup + protocol.profile_active
+    runs = reference_runs(active * step_ns, reference_ns)
+    before = [timed_ns(run_reference) for _ in range(runs)]
+    profile_steps(step, device, protocol, trace_path)
+    after = [timed_ns(run_reference) for _ in range(runs)]
+    return {"profile_reference_ms": float(np.mean(before + after)) / 1e6}
 
 
 def paired_rounds(prepared: list[Prepared], protocol: Protocol, raise_errors: bool) -> dict[str, dict]:
@@ -272,7 +335,7 @@ class ReferenceWorkload:
     once each was divided by the drift of other models timed minutes around it), and that wandering
     is in the labels but in no trace. Three parts,
     each a few hundred microseconds to a millisecond, as training steps are made of them: arithmetic
-    (a matmul), memory traffic (a 4 MiB add) and per-op overhead (a hundred tiny ops and a small
+    (element-wise exp and tanh of a 256x256 matrix), memory traffic (a 4 MiB add) and per-op overhead (a hundred tiny ops and a small
     autograd graph). The dataset divides each measurement by the slowdown its reference time tells
     (predict.dataset.MachineSpeed), which brings a configuration's two measurements closer
     (docs/decisions.md).
@@ -290,13 +353,20 @@ class ReferenceWorkload:
 
         self.sync = synchronizer(device)
         self.matrices = tensor(256, 256), tensor(256, 256)
+        self.product = tensor(256, 256)
         self.streams = tensor(1 << 20), tensor(1 << 20)
         self.small = tensor(64)
         self.layer, self.batch = tensor(64, 64, requires_grad=True), tensor(8, 64)
 
     def compute(self):
+        import torch
+
+        # Element-wise into a kept tensor, not a matmul: a BLAS call allocates its own buffers, and a reference run
+        # between a loop's steps that allocated would change how the steps allocate (an NCF step ran 2.7x faster
+        # with a matmul run between steps than alone: glibc's malloc then kept the heap it otherwise gave back).
         for _ in range(4):
-            self.matrices[0] @ self.matrices[1]
+            torch.exp(self.matrices[0], out=self.product)
+            torch.tanh(self.matrices[1], out=self.product)
 
     def memory(self):
         import torch

@@ -2,13 +2,17 @@
 
 The child is reused across configurations (importing torch costs seconds) and
 replaced when it runs past the time limit or dies, so neither a hung model nor
-one that exhausts memory stops the collection.
+one that exhausts memory stops the collection. Under the "fresh-loop" label
+protocol it measures each configuration in a process forked from itself, which
+has imported torch and run nothing else, as a user's training script starts.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
+import select
 import signal
 import sys
 
@@ -29,6 +33,10 @@ def _settle(cores, env):
     os.environ.update(env)
     if cores and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, cores)
+    _die_with_parent()
+
+
+def _die_with_parent():
     if sys.platform.startswith("linux"):
         import ctypes
 
@@ -49,10 +57,55 @@ def _serve(connection, log_path, cores=(), env=None):
         request = connection.recv()
         if request is None:
             return
-        configs, protocol, trace_dir = request
-        reply = measure_block(configs, protocol, trace_dir)
-        release_memory()
+        configs, protocol, trace_dir, time_limit_s = request
+        if protocol.label_protocol == "fresh-loop":
+            reply = [in_fresh_process(measure_one, (config, protocol, trace_dir), time_limit_s) for config in configs]
+        else:
+            reply = measure_block(configs, protocol, trace_dir)
+            release_memory()
         connection.send(reply)
+
+
+def measure_one(config, protocol, trace_dir) -> dict:
+    """One configuration's manifest fields with status ok, or its failure's."""
+    from itercast.collect.measure import failure, measure
+
+    try:
+        return {"status": "ok", **measure(config, protocol, trace_dir)}
+    except Exception as error:  # noqa: BLE001 - every failure becomes a manifest row
+        return failure(error)
+
+
+def in_fresh_process(function, args: tuple, time_limit_s: float) -> dict:
+    """``function(*args)`` in a child forked from this process, which has imported torch and run nothing: the
+    child starts as a user's training script does, whatever configurations ran before it. Its result, or a
+    timeout, oom or error status when it runs past ``time_limit_s`` or dies."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        os.close(read_end)
+        _die_with_parent()
+        code = 0
+        try:
+            with os.fdopen(write_end, "wb") as pipe:
+                pickle.dump(function(*args), pipe)
+        except BaseException:  # noqa: BLE001 - the parent reads a missing result as the child's death
+            code = 1
+        os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        ready, _, _ = select.select([pipe], [], [], time_limit_s)
+        data = pipe.read() if ready else b""
+    if not ready:
+        os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    if not ready:
+        return {"status": "timeout", "message": f"exceeded the {time_limit_s:g} s limit"}
+    if data:
+        return pickle.loads(data)
+    killed = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL  # the out-of-memory killer's
+    code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+    return {"status": "oom" if killed else "error", "message": f"measuring process died with exit code {code}"}
 
 
 def release_memory():
@@ -67,6 +120,7 @@ def release_memory():
 
 
 STARTUP_LIMIT_S = 300.0
+BLOCK_SLACK_S = 30.0
 
 
 class WorkerClosed(ItercastError):
@@ -96,8 +150,9 @@ class Worker:
             raise WorkerClosed("the collection is stopping")
         if self._process is None:
             self._start()
-        limit_s = time_limit_s * len(configs)
-        self._connection.send((list(configs), protocol, None if trace_dir is None else str(trace_dir)))
+        # Beyond the fresh processes' own limits, so that they time out first and spare the worker.
+        limit_s = time_limit_s * len(configs) + BLOCK_SLACK_S
+        self._connection.send((list(configs), protocol, None if trace_dir is None else str(trace_dir), time_limit_s))
         try:
             if not self._connection.poll(limit_s):
                 self.stop(kill=True)

@@ -10,7 +10,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from itercast.collect.manifest import DEFAULT_LABEL_PROTOCOL, LABELS_NAME, MANIFEST_NAME, ok_rows
+from itercast.collect.manifest import DEFAULT_LABEL_PROTOCOL, LABELS_NAME, MANIFEST_NAME, RATIO_PROTOCOLS, ok_rows
 from itercast.errors import ItercastError
 from itercast.features import DEFAULT_STRIDE, DEFAULT_WIDTH, Windows, timeline_and_windows
 
@@ -69,6 +69,7 @@ class Dataset:
         speed = MachineSpeed.fit(rows, pass_rows) if machine_speed else None
         slowdown = speed.slowdown if speed else (lambda row: 1.0)
         measured = Labeller(rows, slowdown, protocol)
+        trace_slowdown = ProfileSpeed(measured.reference_ms, slowdown) if machine_speed else slowdown
         first_pass = {row.get("config_id"): measured(row, manifest, line) for line, row in rows}
         passes = label_passes(labels_path, pass_rows, first_pass, measured)
         configs = []
@@ -80,10 +81,10 @@ class Dataset:
                     config_id=row["config_id"], model=row["model"], family=row.get("family", ""),
                     hardware=hardware_key(row), trace_path=manifest.parent / row["trace_path"],
                     step_ms=label,
-                    profiled_step_ms=_milliseconds(row, "profiled_step_ms", manifest, line) / slowdown(row),
+                    profiled_step_ms=_milliseconds(row, "profiled_step_ms", manifest, line) / trace_slowdown(row),
                     batch_size=int(row.get("batch_size") or 0), line=row.get("arch") or row["model"],
                     label_passes=len(step_ms), label_spread=float(np.mean(np.abs(step_ms / label - 1))),
-                    slowdown=slowdown(row)))
+                    slowdown=trace_slowdown(row)))
             except (KeyError, ValueError) as error:
                 raise ItercastError(f"{manifest}, line {line}: bad row ({error})") from None
         if not configs:
@@ -160,7 +161,7 @@ def one_label_protocol(manifest: Path, rows, labels_path: Path, pass_rows) -> st
 
 class Labeller:
     """A manifest or labels.csv row's label (ms). "wall": its step_ms divided by the machine's slowdown then.
-    "paired-rounds": its label_ratio (configuration step over the reference step paired with it) times the
+    "fresh-loop" and "paired-rounds": its label_ratio (configuration step over the reference step paired with it) times the
     median reference step over the collection's configurations on its hardware: already a ratio to the
     machine's speed at that moment, so no slowdown divides it."""
 
@@ -174,7 +175,7 @@ class Labeller:
         self.reference_ms = {key: float(np.median(values)) for key, values in references.items()}
 
     def __call__(self, row: dict, path: Path, line: int) -> float:
-        if self.protocol != "paired-rounds":
+        if self.protocol not in RATIO_PROTOCOLS:
             return _milliseconds(row, "step_ms", path, line) / self.slowdown(row)
         reference = self.reference_ms.get(self.hardware.get(row.get("config_id")))
         if reference is None:
@@ -275,6 +276,22 @@ class MachineSpeed:
         if self.exponent == 0.0 or hardware is None:
             return 1.0
         return (float(row["reference_ms"]) / self.medians[hardware]) ** self.exponent
+
+
+class ProfileSpeed:
+    """How much slower than usual the machine ran as a trace was taken, where the collection timed the reference
+    step around its profiled steps (manifest profile_reference_ms): that time over the median reference step of
+    the collection's labels on its hardware, so that the trace's times are divided as its label was. A row
+    without it keeps ``fallback``'s slowdown (MachineSpeed's)."""
+
+    def __init__(self, reference_ms: dict[str, float], fallback):
+        self.reference_ms, self.fallback = reference_ms, fallback
+
+    def __call__(self, row: dict) -> float:
+        usual = self.reference_ms.get(hardware_key(row))
+        if usual is None or not _positive(row.get("profile_reference_ms")):
+            return self.fallback(row)
+        return float(row["profile_reference_ms"]) / usual
 
 
 def _positive(text) -> bool:
