@@ -27,7 +27,7 @@ from itercast.predict.dataset import SAMPLE_VERSION, Dataset, LabelFloor, TraceS
 from itercast.predict.lgbm import DEFAULT_ROUNDS
 from itercast.predict.hardware_model import CALIBRATION_FOLDS, fit_hardware_model
 from itercast.predict.op_classes import ClassTimes, class_rows, class_table, measured_and_predicted
-from itercast.predict.window_model import WINDOW_MODELS, WindowModel, model_names
+from itercast.predict.window_model import WINDOW_MODELS, WindowModel, display_rank, model_names
 
 log = logging.getLogger(__name__)
 
@@ -305,6 +305,10 @@ def record_op_classes(result: ModelResult, window_model, samples: list[TraceSamp
 
 @dataclass
 class Evaluation:
+    """Every evaluated model's results, the Predictor's default model first (window_model.display_rank:
+    the hybrid, then lightgbm, their variants, then the baselines in the order they were given): every
+    table, the first model that ranks the worst lines, and the files written list them so."""
+
     settings: Settings
     configurations: int
     architectures: int
@@ -314,6 +318,10 @@ class Evaluation:
     # The labels' own repeatability (predict.dataset.LabelFloor), printed beside every MRE; None when the
     # collection has no repeat label pass.
     label_floor: LabelFloor | None = None
+
+    def __post_init__(self):
+        # sorted is stable: models of one rank keep the order they were given in
+        self.results = sorted(self.results, key=lambda result: display_rank(result.name))
 
     def only(self, config_ids) -> "Evaluation":
         """The same evaluation scored only on the given configurations (e.g. an earlier collection's)."""
@@ -378,7 +386,7 @@ class Evaluation:
         for r in self.results:
             if r.epochs:
                 lines.append(f"{r.name}: {', '.join(f'{e:.2f}' for e in r.epochs)} epochs in a "
-                             f"{s.ets_seconds:.0f} s budget per fold")
+                             f"{round(s.ets_seconds, 2):g} s budget per fold")
         return "\n".join(lines)
 
     def group_rows(self, column: str) -> list[dict]:

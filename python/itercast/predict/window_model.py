@@ -95,26 +95,6 @@ def _untuned(class_name: str) -> Callable[[Any], WindowModel]:
     return make
 
 
-# Every window model by name, the evaluation's default models first, in the order its table lists them.
-WINDOW_MODELS: dict[str, ModelKind] = {
-    "lightgbm": ModelKind(_lightgbm, "lightgbm", "model", predictor_model=True, reports_op_classes=True),
-    "ets": ModelKind(_ets, "torch", "model", reports_epochs=True),
-    "opbased": ModelKind(_opbased, "lightgbm", "model"),
-    "linear": ModelKind(_untuned("FlopsBytesLinear"), "scipy", "model"),
-    "median": ModelKind(_untuned("TrainingMedian"), None, "model"),
-    "oracle": ModelKind(_untuned("MeasuredOpTime"), None, "diagnostic"),
-    # lightgbm averaging every window that covers an op (ETS's combination), lightgbm scoring each op's
-    # most central window only (the default now: the same as "lightgbm"), and lightgbm with constant
-    # leaves in its duration booster (itercast train --constant-leaves: faster)
-    "lightgbm-all": ModelKind(lambda s: _lightgbm(s, "lightgbm-all", predict_rows="all"), "lightgbm", "variant",
-                              predictor_model=True, reports_op_classes=True),
-    "lightgbm-central": ModelKind(lambda s: _lightgbm(s, "lightgbm-central", predict_rows="central"), "lightgbm",
-                                  "variant", predictor_model=True, reports_op_classes=True),
-    "lightgbm-constant": ModelKind(_lightgbm_constant_leaves, "lightgbm", "variant", predictor_model=True,
-                                  reports_op_classes=True),
-}
-
-
 def _trace_time(settings):
     from itercast.predict.baselines import TraceTime
 
@@ -126,14 +106,47 @@ def _hybrid(name: str, weight: float | None = None, role: str = "variant") -> Mo
                      anchor_weight=weight)
 
 
-WINDOW_MODELS.update({
-    # the trace's own profiled step times the training set's median un-profiled / profiled ratio
-    "trace-time": ModelKind(_trace_time, None, "model", iteration_level=True),
+# What Predictor.predict gives a user by default: the hybrid pricing of a trace that ran on the target
+# hardware (every test trace of an evaluation did), lightgbm's pricing from structure alone of any other.
+DEFAULT_MODEL = "hybrid"
+STRUCTURE_MODEL = "lightgbm"
+
+# Every window model by name, the evaluation's default models first, in the order its table lists them:
+# the Predictor's default model, its structure-only pricing, then the baselines.
+WINDOW_MODELS: dict[str, ModelKind] = {
     # lightgbm's model, the ops it has not seen priced from the trace, anchored on the trace's times
     "hybrid": _hybrid("hybrid", role="model"),
-    # the same at other weights on the trace's all-measured estimate (0: the unseen ops measured only)
+    "lightgbm": ModelKind(_lightgbm, "lightgbm", "model", predictor_model=True, reports_op_classes=True),
+    "ets": ModelKind(_ets, "torch", "model", reports_epochs=True),
+    "opbased": ModelKind(_opbased, "lightgbm", "model"),
+    "linear": ModelKind(_untuned("FlopsBytesLinear"), "scipy", "model"),
+    "median": ModelKind(_untuned("TrainingMedian"), None, "model"),
+    # the trace's own profiled step times the training set's median un-profiled / profiled ratio
+    "trace-time": ModelKind(_trace_time, None, "model", iteration_level=True),
+    "oracle": ModelKind(_untuned("MeasuredOpTime"), None, "diagnostic"),
+    # lightgbm averaging every window that covers an op (ETS's combination), lightgbm scoring each op's
+    # most central window only (the default now: the same as "lightgbm"), and lightgbm with constant
+    # leaves in its duration booster (itercast train --constant-leaves: faster)
+    "lightgbm-all": ModelKind(lambda s: _lightgbm(s, "lightgbm-all", predict_rows="all"), "lightgbm", "variant",
+                              predictor_model=True, reports_op_classes=True),
+    "lightgbm-central": ModelKind(lambda s: _lightgbm(s, "lightgbm-central", predict_rows="central"), "lightgbm",
+                                  "variant", predictor_model=True, reports_op_classes=True),
+    "lightgbm-constant": ModelKind(_lightgbm_constant_leaves, "lightgbm", "variant", predictor_model=True,
+                                  reports_op_classes=True),
+    # the hybrid at other weights on the trace's all-measured estimate (0: the unseen ops measured only)
     **{f"hybrid-w{percent}": _hybrid(f"hybrid-w{percent}", percent / 100) for percent in (0, 25, 50, 75, 100)},
-})
+}
+
+
+def display_rank(name: str) -> int:
+    """Where a model's row goes in the evaluation's tables: 0 the Predictor's default model, 1 its
+    structure-only pricing, 2 their variants, 3 the rest (baselines, diagnostics, names not registered)."""
+    if name == DEFAULT_MODEL:
+        return 0
+    if name == STRUCTURE_MODEL:
+        return 1
+    kind = WINDOW_MODELS.get(name)
+    return 2 if kind is not None and kind.predictor_model else 3
 
 
 def model_names(role: str) -> tuple[str, ...]:
