@@ -2,7 +2,9 @@
 
 Collects a small zoo (CPU, one thread) and times its labels a second time (their floor: how far two
 measurements of one label differ), evaluates the predictor by architecture against the ETS reference and
-the baselines, trains on all but one architecture and predicts that held-out one, then prints and plots.
+the baselines (k folds: every architecture is a test architecture once, so the figures rest on all of them,
+not on a random fifth that changes from collection to collection), trains on all but one architecture and
+predicts that held-out one, then prints and plots.
 """
 
 from __future__ import annotations
@@ -21,6 +23,11 @@ HELD_OUT = "gpt_micro"
 BATCH_SIZES = (2, 8)
 # Fewer pairs than a collection's (0.15 s of them, not 0.5 s), for a demo of a few minutes.
 DEMO_PROTOCOL = Protocol(warmup_steps=2, measured_steps=5, min_measured_seconds=0.15)
+# The evaluation's folds by architecture, at most: fewer when there are fewer architectures, each one then a
+# fold of its own. Every architecture is tested once either way.
+MAX_FOLDS = 5
+# The ETS reference's training budget, every fold together: what one holdout trained for before the folds.
+ETS_SECONDS = 30.0
 
 
 def register(subparsers) -> None:
@@ -28,8 +35,10 @@ def register(subparsers) -> None:
 
     parser = subparsers.add_parser("demo", help="collect a small zoo, evaluate, train and predict, end to end")
     parser.add_argument("--out", default="itercast-demo", help="working directory (default ./itercast-demo)")
-    parser.add_argument("--ets-seconds", type=float, default=30.0, metavar="SECONDS",
-                        help="training budget of the ETS reference in seconds (default 30)")
+    parser.add_argument("--ets-seconds", type=float, default=ETS_SECONDS, metavar="SECONDS",
+                        help="training budget of the ETS reference in seconds, all folds together: split "
+                             f"evenly over the evaluation's folds (up to {MAX_FOLDS}, by architecture; default "
+                             f"{ETS_SECONDS:g}, {ETS_SECONDS / MAX_FOLDS:g} s per fold)")
     options.add_list_option(parser, "--models", default=DEMO_MODELS, metavar="NAME", choices=tuple(zoo.MODELS),
                             help="zoo models to collect")
     parser.add_argument("--held-out", default=HELD_OUT, help=f"architecture to predict unseen (default {HELD_OUT})")
@@ -43,7 +52,7 @@ def run(args) -> int:
     from itercast.collect import collect
     from itercast.errors import ItercastError
     from itercast.predict import Dataset, Predictor, featurise
-    from itercast.predict.evaluate import Settings, evaluate
+    from itercast.predict.evaluate import Settings, evaluate, split_folds
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -61,10 +70,21 @@ def run(args) -> int:
     if not held_out:
         raise ItercastError(f"the collection has no {args.held_out!r} to hold out")
 
-    print(f"\n2/4 evaluating by architecture ({len(training)} configurations, "
-          f"{len({s.config.model for s in training})} architectures)")
-    evaluation = evaluate(training, Settings(split="arch", ets_seconds=args.ets_seconds),
-                          label_floor=dataset.label_floor)
+    architectures = {s.config.model for s in training}
+    if len(architectures) < 2:
+        raise ItercastError(f"an evaluation by architecture needs at least 2 architectures besides "
+                            f"{args.held_out}; the collection has {len(architectures)}")
+    fold_count = min(MAX_FOLDS, len(architectures))
+    settings = Settings(split="arch", folds=fold_count, ets_seconds=args.ets_seconds / fold_count)
+    folds = split_folds(training, settings.split, settings.folds, settings.seed)
+    print(f"\n2/4 evaluating by architecture in {fold_count} folds: each of the {len(architectures)} architectures "
+          f"is a test architecture once, predicted by models that never trained on it ({len(training)} "
+          f"configurations; the ETS reference trains {round(settings.ets_seconds, 2):g} s per fold, "
+          f"{args.ets_seconds:g} s in all)")
+    for k, (_, test) in enumerate(folds):
+        tested = sorted({training[i].config.model for i in test})
+        print(f"  fold {k + 1}/{fold_count} tests {len(test)} configurations of {', '.join(tested)}")
+    evaluation = evaluate(training, settings, folds=folds, label_floor=dataset.label_floor)
     print(evaluation.table())
     print(evaluation.family_table())
     evaluation.write_plot(out / "predicted_vs_measured.png")
