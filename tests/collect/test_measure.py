@@ -196,7 +196,7 @@ def test_a_step_shorter_than_the_reference_is_timed_in_a_run_as_long_as_it(step_
 
 
 @pytest.mark.parametrize("step_ms, segments, steps", [(0.1, 5, 8), (5.0, 5, 8), (20.0, 5, 5), (50.0, 5, 2),
-                                                      (400.0, 5, 2)])
+                                                      (400.0, 5, 1)])
 def test_a_loop_label_times_half_a_second_of_steps_within_its_bounds(step_ms, segments, steps):
     from itercast.collect.measure import Protocol, loop_plan
 
@@ -231,7 +231,7 @@ def test_the_profiled_steps_are_bracketed_by_the_reference(monkeypatch, tmp_path
     from itercast.collect import measure as measuring
 
     profiling = {"now": False}
-    monkeypatch.setattr(measuring, "profile_steps", lambda *args: profiling.update(now=True))
+    monkeypatch.setattr(measuring, "profile_steps", lambda *args: profiling.update(now=True) or [7.0, 8.0])
 
     def fake_timed_ns(run):
         return int(4e6 if run is reference else 1e6)
@@ -240,8 +240,18 @@ def test_the_profiled_steps_are_bracketed_by_the_reference(monkeypatch, tmp_path
         pass
 
     monkeypatch.setattr(measuring, "timed_ns", fake_timed_ns)
-    fields = measuring.bracketed_profile(lambda: None, reference, "cpu", quick_protocol, tmp_path / "t.json.gz")
-    assert profiling["now"] and fields == {"profile_reference_ms": pytest.approx(4.0)}
+    fields, durations = measuring.bracketed_profile(lambda: None, 1e6, reference, "cpu", quick_protocol,
+                                                    tmp_path / "t.json.gz")
+    assert profiling["now"] and fields == {"profile_reference_ms": pytest.approx(4.0)} and durations == [7.0, 8.0]
+
+
+@pytest.mark.parametrize("step_ms, steps", [(1.0, 5), (300.0, 4), (600.0, 2), (3000.0, 2)])
+def test_the_warm_up_stops_early_for_long_steps_but_never_below_two(monkeypatch, step_ms, steps):
+    from itercast.collect import measure as measuring
+
+    monkeypatch.setattr(measuring, "timed_ns", lambda run: int(step_ms * 1e6))
+    protocol = measuring.Protocol(warmup_steps=5, max_warmup_seconds=1.0)
+    assert measuring.warm_up_steps(lambda: None, protocol) == [int(step_ms * 1e6)] * steps
 
 
 def test_a_traced_configuration_records_the_reference_around_its_profile(tmp_path, quick_protocol):

@@ -114,9 +114,10 @@ def _pairs(ops: list[dict], reference: list[dict], by_name: dict[str, list[dict]
     return pairs
 
 
-def merge_traces(timed_path: Path, shapes_path: Path) -> tuple[int, int]:
-    """Rewrites ``timed_path`` with the concrete inputs of ``shapes_path`` (see copy_concrete_inputs)."""
+def merge_traces(timed_path: Path, shapes_path: Path) -> tuple[tuple[int, int], dict]:
+    """Rewrites ``timed_path`` with the concrete inputs of ``shapes_path`` (see copy_concrete_inputs); returns
+    the counts and the merged trace as written (so that nobody reads it back)."""
     timed = load_trace_json(timed_path)
     counts = copy_concrete_inputs(timed, load_trace_json(shapes_path))
     save_trace_json(timed, timed_path)
-    return counts
+    return counts, timed

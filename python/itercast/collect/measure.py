@@ -27,11 +27,12 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Protocol:
-    warmup_steps: int = 5  # as many as the loop a label is checked against (benchmarks/label_vs_loop.py)
+    warmup_steps: int = 5  # as many as the loop a label is checked against (benchmarks/label_vs_loop.py) ...
+    max_warmup_seconds: float = 1.0  # ... or fewer, no fewer than 2, once they have taken this long
     measured_steps: int = 5  # at least this many un-profiled steps ...
     min_measured_seconds: float = 0.5  # ... and more, up to max_measured_steps, until this long
     max_measured_steps: int = 50
-    profile_wait: int = 1
+    profile_wait: int = 0  # the warm-up steps came just before
     profile_warmup: int = 1
     profile_active: int = 3
     # Subnormal floats make CPU arithmetic 10-100x slower. On the collection's one fixed batch a
@@ -129,20 +130,29 @@ def prepare(config, protocol: Protocol, trace_dir: Path | None) -> Prepared:
     wall = protocol.label_protocol == "wall"
     # Around the wall label's steps; otherwise only where it describes the trace: right before it.
     reference_before = reference.time(protocol.reference_repeats) if wall else []
-    warm_up = [timed_ns(step) for _ in range(protocol.warmup_steps)]
+    warm_up = warm_up_steps(step, protocol)
     estimate = float(min(warm_up[-2:])) if warm_up else float(timed_ns(step))
     wall_ns = time_steps(step, protocol) if wall else []
     early_label = loop_label(step, estimate, run_reference, protocol) if protocol.label_protocol == "fresh-loop" else None
     reference_after = reference.time(protocol.reference_repeats)
     fields = reference_fields(reference_before + reference_after)
     if trace_path is not None:
-        profiled = bracketed_profile(step, run_reference, device, protocol, trace_path)
-        profiled_us = profiler_step_durations(trace_path)
+        profiled, profiled_us = bracketed_profile(step, estimate, run_reference, device, protocol, trace_path)
         fields = {"params": sum(parameter.numel() for parameter in workload.model.parameters()),
                   "input_shape": ";".join("x".join(map(str, tensor.shape[1:])) for tensor in workload.inputs),
                   "threads": torch.get_num_threads(), **fields, **profiled,
                   **summarise("profiled_step_ms", np.array(profiled_us) / 1e3, "profiled_steps")}
     return Prepared(config, step, fields, estimate, wall_ns, early_label)
+
+
+def warm_up_steps(step, protocol: Protocol) -> list[int]:
+    """The untimed steps before anything is measured, each one's ns: ``protocol.warmup_steps`` of them, or fewer
+    (at least 2) once they have taken ``protocol.max_warmup_seconds``: a step of a second is warm after two."""
+    durations: list[int] = []
+    while len(durations) < protocol.warmup_steps and (
+            len(durations) < 2 or sum(durations) < protocol.max_warmup_seconds * 1e9):
+        durations.append(timed_ns(step))
+    return durations
 
 
 def time_labels(prepared: list[Prepared], protocol: Protocol, raise_errors: bool) -> dict[str, dict]:
@@ -157,16 +167,15 @@ def time_labels(prepared: list[Prepared], protocol: Protocol, raise_errors: bool
     return paired_rounds(prepared, protocol, raise_errors)
 
 
-# A "fresh-loop" label times at least this many consecutive steps (and min_measured_seconds of them), up to
-# LOOP_STEPS (the loop benchmarks/label_vs_loop.py checks it against), in label_rounds segments.
-MIN_LOOP_STEPS = 10
+# A "fresh-loop" label times min_measured_seconds of consecutive steps, at least min_label_pairs of them and at
+# most LOOP_STEPS (the loop benchmarks/label_vs_loop.py checks it against), in label_rounds segments.
 LOOP_STEPS = 40
 
 
 def loop_plan(step_ns: float, protocol: Protocol) -> tuple[int, int]:
     """(segments, steps per segment) of a "fresh-loop" label for a step of ``step_ns``."""
     wanted = math.ceil(protocol.min_measured_seconds * 1e9 / max(step_ns, 1.0))
-    steps = min(max(wanted, MIN_LOOP_STEPS, protocol.min_label_pairs), LOOP_STEPS)
+    steps = min(max(wanted, protocol.min_label_pairs), LOOP_STEPS)
     segments = max(1, min(protocol.label_rounds, steps))
     return segments, math.ceil(steps / segments)
 
@@ -193,18 +202,19 @@ def loop_label(step, step_ns: float, run_reference, protocol: Protocol) -> dict:
     return {**paired_label(rounds), "label_protocol": "fresh-loop"}
 
 
-def bracketed_profile(step, run_reference, device, protocol: Protocol, trace_path: Path) -> dict:
-    """Profiles ``step`` into ``trace_path`` between two reference measurements, each about a quarter of the
-    profile's time: {"profile_reference_ms": their mean per reference run}. A trace taken beside a busy
-    neighbour carries the slowdown it saw; the dataset divides the trace's times by it (predict.dataset)."""
+def bracketed_profile(step, step_ns: float, run_reference, device, protocol: Protocol, trace_path: Path
+                      ) -> tuple[dict, list[float]]:
+    """Profiles ``step`` (about ``step_ns``) into ``trace_path`` between two reference measurements, each about a
+    quarter of the profile's time: ({"profile_reference_ms": their mean per reference run}, the profiled steps'
+    durations in µs). A trace taken beside a busy neighbour carries the slowdown it saw; the dataset divides the
+    trace's times by it (predict.dataset)."""
     reference_ns = float(np.median([timed_ns(run_reference) for _ in range(3)]))
-    step_ns = float(timed_ns(step))
     active = protocol.profile_wait + protocol.profile_warmup + protocol.profile_active
     runs = reference_runs(active * step_ns, reference_ns)
     before = [timed_ns(run_reference) for _ in range(runs)]
-    profile_steps(step, device, protocol, trace_path)
+    durations_us = profile_steps(step, device, protocol, trace_path)
     after = [timed_ns(run_reference) for _ in range(runs)]
-    return {"profile_reference_ms": float(np.mean(before + after)) / 1e6}
+    return {"profile_reference_ms": float(np.mean(before + after)) / 1e6}, durations_us
 
 
 def paired_rounds(prepared: list[Prepared], protocol: Protocol, raise_errors: bool) -> dict[str, dict]:
@@ -485,8 +495,9 @@ def time_steps(step, protocol: Protocol) -> list[int]:
     return durations
 
 
-def profile_steps(step, device, protocol: Protocol, trace_path: Path):
-    """Writes the trace of ``protocol``'s profiled steps to ``trace_path``, complete or not at all."""
+def profile_steps(step, device, protocol: Protocol, trace_path: Path) -> list[float]:
+    """Writes the trace of ``protocol``'s profiled steps to ``trace_path``, complete or not at all; returns their
+    ProfilerStep durations (µs), read from the trace."""
     # Written under another name and renamed, so a trace under the final name is complete.
     partial_path = trace_path.with_name(trace_path.name.replace(".pt.trace.", ".partial."))
     separate = protocol.separate_concrete_inputs and concrete_inputs.can_switch_off()
@@ -501,11 +512,15 @@ def profile_steps(step, device, protocol: Protocol, trace_path: Path):
     if separate:
         shapes_path = trace_path.with_name(trace_path.name.replace(".pt.trace.", ".shapes."))
         _profile(step, device, shapes_path, wait=0, warmup=1, active=1)
-        given, ops = concrete_inputs.merge_traces(partial_path, shapes_path)
+        (given, ops), trace = concrete_inputs.merge_traces(partial_path, shapes_path)
         shapes_path.unlink()
         if given < ops:
             log.warning("%s: concrete inputs found for %d of %d ops", trace_path.name, given, ops)
+    else:
+        trace = concrete_inputs.load_trace_json(partial_path)
+    durations = profiler_step_durations(trace, trace_path)
     os.replace(partial_path, trace_path)
+    return durations
 
 
 def _profile(step, device, path: Path, wait: int, warmup: int, active: int) -> None:
@@ -522,9 +537,9 @@ def _profile(step, device, path: Path, wait: int, warmup: int, active: int) -> N
             profiler.step()
 
 
-def profiler_step_durations(trace_path: Path) -> list[float]:
-    """Durations (µs) of the host-side ProfilerStep#N spans in a gzipped Kineto trace."""
-    events = concrete_inputs.load_trace_json(trace_path)["traceEvents"]
+def profiler_step_durations(trace: dict, trace_path: Path) -> list[float]:
+    """Durations (µs) of the host-side ProfilerStep#N spans in a Kineto trace (parsed) written to ``trace_path``."""
+    events = trace["traceEvents"]
     durations = [event["dur"] for event in events if concrete_inputs.is_profiler_step(event)]
     if not durations:
         raise RuntimeError(f"no ProfilerStep# spans in {trace_path}")
