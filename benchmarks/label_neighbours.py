@@ -83,7 +83,8 @@ def summary(errors: dict[str, float], families: dict[str, str]) -> dict:
         by_family.setdefault(families[key], []).append(value)
     return {"configs": len(values), "median": float(np.median(values)), "p90": float(np.percentile(values, 90)),
             "families": {family: {"configs": len(group), "median": float(np.median(group)),
-                                  "p90": float(np.percentile(group, 90))} for family, group in sorted(by_family.items())}}
+                                  "p90": float(np.percentile(group, 90))}
+                         for family, group in sorted(by_family.items())}}
 
 
 def compare(args) -> None:

@@ -66,7 +66,8 @@ BEFORE_PROFILE_REFERENCE = {"profile_reference_ms": float}
 @pytest.mark.parametrize("left_out", [BEFORE_PROFILE_REFERENCE, {**BEFORE_PROFILE_REFERENCE, **LABEL_PROTOCOL_COLUMNS},
                                       {**BEFORE_PROFILE_REFERENCE, **LABEL_PROTOCOL_COLUMNS,
                                        **dict.fromkeys(REFERENCE_COLUMNS)}],
-                         ids=["before the profile's reference", "before the label protocol", "before the reference workload"])
+                         ids=["before the profile's reference", "before the label protocol",
+                              "before the reference workload"])
 def test_an_earlier_manifest_is_resumed_in_its_own_columns_and_reads_as_wall_labels(tmp_path, left_out):
     earlier = [column for column in COLUMNS if column not in left_out]
     path = tmp_path / "manifest.csv"

@@ -21,7 +21,8 @@ DEMO_MODELS = ("resnet18", "mobilenet_v3_small", "squeezenet1_1", "regnet_x_200m
                "mlp_512x3", "autoencoder_512", "dlrm_small", "ncf", "wide_and_deep")
 HELD_OUT = "gpt_micro"
 BATCH_SIZES = (2, 8)
-# Fewer pairs than a collection's (0.15 s of them, not 0.5 s), for a demo of a few minutes.
+# Shorter labels than a collection's (0.15 s of loop steps, not 0.5 s) and fewer warm-up steps, for a demo of a
+# few minutes; collected with a worker per core.
 DEMO_PROTOCOL = Protocol(warmup_steps=2, measured_steps=5, min_measured_seconds=0.15)
 # The evaluation's folds by architecture, at most: fewer when there are fewer architectures, each one then a
 # fold of its own. Every architecture is tested once either way.

@@ -49,7 +49,7 @@ class Protocol:
     separate_concrete_inputs: bool = True
     # How the label is timed (manifest.LABEL_PROTOCOLS). "fresh-loop": each configuration in a process of its
     # own, forked from a worker that has only imported torch, as a user's training loop runs; its label timed
-    # first, right after the warm-up, as bursts of consecutive steps between runs of the reference (the ratio
+    # first, right after the warm-up, as segments of consecutive steps between runs of the reference (the ratio
     # of the two is the label, as in paired-rounds): a process that ran other models first runs an MLP's step
     # up to 2x faster than a fresh one (glibc's malloc has raised its mmap threshold there), so the label of a
     # long-lived worker is not the loop's (docs/decisions.md). "paired-rounds": after a block's traces,
@@ -133,7 +133,8 @@ def prepare(config, protocol: Protocol, trace_dir: Path | None) -> Prepared:
     warm_up = warm_up_steps(step, protocol)
     estimate = float(min(warm_up[-2:])) if warm_up else float(timed_ns(step))
     wall_ns = time_steps(step, protocol) if wall else []
-    early_label = loop_label(step, estimate, run_reference, protocol) if protocol.label_protocol == "fresh-loop" else None
+    fresh_loop = protocol.label_protocol == "fresh-loop"
+    early_label = loop_label(step, estimate, run_reference, protocol) if fresh_loop else None
     reference_after = reference.time(protocol.reference_repeats)
     fields = reference_fields(reference_before + reference_after)
     if trace_path is not None:
@@ -345,9 +346,9 @@ class ReferenceWorkload:
     once each was divided by the drift of other models timed minutes around it), and that wandering
     is in the labels but in no trace. Three parts,
     each a few hundred microseconds to a millisecond, as training steps are made of them: arithmetic
-    (element-wise exp and tanh of a 256x256 matrix), memory traffic (a 4 MiB add) and per-op overhead (a hundred tiny ops and a small
-    autograd graph). The dataset divides each measurement by the slowdown its reference time tells
-    (predict.dataset.MachineSpeed), which brings a configuration's two measurements closer
+    (element-wise exp and tanh of a 256x256 matrix), memory traffic (a 4 MiB add) and per-op overhead
+    (a hundred tiny ops and a small autograd graph). The dataset divides each measurement by the slowdown its
+    reference time tells (predict.dataset.MachineSpeed), which brings a configuration's two measurements closer
     (docs/decisions.md).
     """
 

@@ -161,8 +161,8 @@ def one_label_protocol(manifest: Path, rows, labels_path: Path, pass_rows) -> st
 
 class Labeller:
     """A manifest or labels.csv row's label (ms). "wall": its step_ms divided by the machine's slowdown then.
-    "fresh-loop" and "paired-rounds": its label_ratio (configuration step over the reference step paired with it) times the
-    median reference step over the collection's configurations on its hardware: already a ratio to the
+    "fresh-loop" and "paired-rounds": its label_ratio (configuration step over the reference step paired with it)
+    times the median reference step over the collection's configurations on its hardware: already a ratio to the
     machine's speed at that moment, so no slowdown divides it."""
 
     def __init__(self, rows, slowdown, protocol: str):
