@@ -15,9 +15,6 @@ from itercast.collect.pool import deal, plan_slots
 from itercast.collect.worker import Worker
 from itercast.errors import ItercastError
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
 def test_one_worker_per_core_each_pinned_to_its_own():
     slots, warning = plan_slots(0, "cpu", 1, configurations=100, cores=[0, 1, 2, 3])
     assert [slot.cores for slot in slots] == [(0,), (1,), (2,), (3,)] and warning is None
@@ -87,7 +84,11 @@ def test_a_worker_settles_its_environment_before_torch_loads():
 
 
 def environment() -> dict:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "python"), os.environ.get("PYTHONPATH", "")])}
+    """This process's environment, with the itercast it imported (the source tree's or an installed one) first."""
+    import itercast
+
+    where = str(Path(itercast.__file__).resolve().parent.parent)
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([where, os.environ.get("PYTHONPATH", "")])}
 
 
 GRID = ["--models", "dlrm_small,ncf_small,mlp_512x3", "--batch-sizes", "2,4", "--input-sizes", "16"]
