@@ -170,6 +170,7 @@ class LocalPool:
                 return
             finished.put(Done(block, results, round((time.monotonic() - started) / len(block), 3)))
 
+
 class DaskPool:
     """Blocks measured on a dask.distributed cluster: each Dask worker thread keeps a worker process of its own
     (:func:`measure_remote`) and sends the traces back, so that the cluster's machines need no shared disk."""
