@@ -44,7 +44,7 @@ def test_a_configuration_id_reads_back_into_its_fields():
               "device": "cuda:1", "threads": 4}
     assert label_vs_loop.parse_config_id(config_id(**fields)) == fields
     assert label_vs_loop.parse_config_id("resnet18-b8-s32-float32-cpu-t1")["device"] == "cpu"
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="not a configuration id: 'resnet18-b8'"):
         label_vs_loop.parse_config_id("resnet18-b8")
 
 

@@ -40,10 +40,11 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    from itercast.collect.runner import dask_client
     from itercast.predict import Dataset, Predictor
 
     dataset = Dataset.from_manifest(args.dataset, machine_speed=not args.no_machine_speed)
-    client = _dask_client(args.dask) if args.dask else None
+    client = dask_client(args.dask) if args.dask else None
     start = time.perf_counter()
     try:
         predictor = Predictor(args.width, args.stride, args.objective, args.rounds,
@@ -77,13 +78,3 @@ def run(args) -> int:
                 print(f"    not learnt from: {len(left_out)} traces whose profiled runs the reconciliation "
                       f"misses by over {info['max_unexplained']:.0%}: {', '.join(left_out)}")
     return 0
-
-
-def _dask_client(address: str):
-    try:
-        from dask.distributed import Client
-    except ImportError as error:
-        from itercast.errors import ItercastError
-
-        raise ItercastError(f"--dask needs dask.distributed: {error}") from None
-    return Client(address)

@@ -187,20 +187,15 @@ def loop_label(step, step_ns: float, run_reference, protocol: Protocol) -> dict:
     either side (they saw the interference it saw), the label their median (paired_label, a segment a round).
     Nothing runs between the steps of a segment, so that they run as a loop's do (the reference allocates
     nothing, and comes only between segments)."""
-    reference_ns = float(np.median([timed_ns(run_reference) for _ in range(3)]))
     segments, steps = loop_plan(step_ns, protocol)
-    runs = reference_runs(steps * step_ns, reference_ns)
+    runs = reference_runs(steps * step_ns, typical_ns(run_reference))
+    pairs = bracketed_visit(step, run_reference, pairs=segments, runs=runs, steps=steps, summary=np.median)
+    return {**paired_label([[pair] for pair in pairs]), "label_protocol": "fresh-loop"}
 
-    def reference() -> float:
-        return sum(timed_ns(run_reference) for _ in range(runs)) / runs
 
-    rounds, before = [], reference()
-    for _ in range(segments):
-        timed = [timed_ns(step) for _ in range(steps)]
-        after = reference()
-        rounds.append([((before + after) / 2, float(np.median(timed)))])
-        before = after
-    return {**paired_label(rounds), "label_protocol": "fresh-loop"}
+def typical_ns(run) -> float:
+    """One run's time, the median of three: what sizes the reference measurements beside a step."""
+    return float(np.median([timed_ns(run) for _ in range(3)]))
 
 
 def bracketed_profile(step, step_ns: float, run_reference, device, protocol: Protocol, trace_path: Path
@@ -209,9 +204,8 @@ def bracketed_profile(step, step_ns: float, run_reference, device, protocol: Pro
     quarter of the profile's time: ({"profile_reference_ms": their mean per reference run}, the profiled steps'
     durations in µs). A trace taken beside a busy neighbour carries the slowdown it saw; the dataset divides the
     trace's times by it (predict.dataset)."""
-    reference_ns = float(np.median([timed_ns(run_reference) for _ in range(3)]))
     active = protocol.profile_wait + protocol.profile_warmup + protocol.profile_active
-    runs = reference_runs(active * step_ns, reference_ns)
+    runs = reference_runs(active * step_ns, typical_ns(run_reference))
     before = [timed_ns(run_reference) for _ in range(runs)]
     durations_us = profile_steps(step, device, protocol, trace_path)
     after = [timed_ns(run_reference) for _ in range(runs)]
@@ -229,7 +223,7 @@ def paired_rounds(prepared: list[Prepared], protocol: Protocol, raise_errors: bo
             reference = ReferenceWorkload(device, torch.float32)
             references[item.config.device] = synchronised(reference.run, device)
             reference.run()
-    reference_ns = {device: float(np.median([timed_ns(run) for _ in range(3)])) for device, run in references.items()}
+    reference_ns = {device: typical_ns(run) for device, run in references.items()}
     plans = {item.config.id: visit_plan(item.step_estimate_ns, reference_ns[item.config.device], protocol)
              for item in prepared}
     pairs: dict[str, list[list[tuple[float, float]]]] = {item.config.id: [] for item in prepared}
@@ -282,11 +276,11 @@ def visit_plan(step_ns: float, reference_ns: float, protocol: Protocol) -> dict:
     return {"pairs": pairs_per_visit(pair_ns, protocol), "runs": runs, "steps": steps, "untimed": untimed}
 
 
-def bracketed_visit(step, run_reference, pairs: int, runs: int, steps: int = 1, untimed: int = 0
-                    ) -> list[tuple[float, float]]:
+def bracketed_visit(step, run_reference, pairs: int, runs: int, steps: int = 1, untimed: int = 0,
+                    summary=np.mean) -> list[tuple[float, float]]:
     """``pairs`` times: ``untimed`` steps, then ``steps`` consecutive steps timed, between two reference
-    measurements (``runs`` runs each). Per pair: (the mean of the two references per run, ns; the timed steps
-    per step, ns). The references before and after the steps bracket the interference they saw."""
+    measurements (``runs`` runs each). Per pair: (the mean of the two references per run, ns; the timed steps'
+    ``summary`` per step, ns: their mean, or for a loop's segment their median). The references before and after the steps bracket the interference they saw."""
 
     def reference() -> float:
         return sum(timed_ns(run_reference) for _ in range(runs)) / runs
@@ -296,7 +290,7 @@ def bracketed_visit(step, run_reference, pairs: int, runs: int, steps: int = 1, 
     for _ in range(pairs):
         for _ in range(untimed):
             step()
-        step_ns = sum(timed_ns(step) for _ in range(steps)) / steps
+        step_ns = float(summary([timed_ns(step) for _ in range(steps)]))
         after = reference()
         timed.append(((before + after) / 2, step_ns))
         before = after

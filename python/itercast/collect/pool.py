@@ -100,10 +100,10 @@ def deal(grouped: list[list], workers: int) -> list[list]:
 def run_block(worker: Worker, block, job: BlockJob, trace_dir) -> list[dict]:
     """``block``'s results; a block whose worker was killed or died is measured again one configuration
     at a time, so that the one that hung or exhausted memory spares the others."""
-    results = worker.run(block, job.protocol, trace_dir if job.with_traces else None, job.time_limit_s)
+    traces = trace_dir if job.with_traces else None
+    results = worker.run(block, job.protocol, traces, job.time_limit_s)
     if worker.lost_last_block and len(block) > 1:
-        results = [worker.run([config], job.protocol, trace_dir if job.with_traces else None, job.time_limit_s)[0]
-                   for config in block]
+        results = [worker.run([config], job.protocol, traces, job.time_limit_s)[0] for config in block]
     if job.worker_per_model:
         worker.stop()
     return results
